@@ -1,0 +1,190 @@
+"""Running the checks: series -> applied commits -> checks -> findings.
+
+Patch checks run once per patch (after it is applied), series checks once
+at the end; independent runs go to a thread pool (the checks mostly wait
+on perl, python and git subprocesses). Each result is cached under a key
+made of the check's id and version, the base commit and the diffs of the
+patches up to the one checked, so re-checking an unchanged series is
+near instant.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+import traceback
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from . import gitutil
+from .apply import Applied, apply_in_index
+from .config import Config
+from .context import PatchContext, SeriesContext, TreeView
+from .findings import Finding, Severity
+from .registry import CheckInfo, discover, select
+from .series import Series
+
+
+@dataclass
+class CheckResult:
+    id: str
+    status: str  # pass | warn | fail | info | skipped | crashed
+    seconds: float
+    cached: bool = False
+    reason: str = ""
+
+
+@dataclass
+class Report:
+    series: Series
+    tree: str | None
+    base: str | None
+    base_why: str
+    findings: list[Finding] = field(default_factory=list)
+    checks: list[CheckResult] = field(default_factory=list)
+
+    @property
+    def errors(self) -> int:
+        return sum(f.severity is Severity.ERROR for f in self.findings)
+
+    @property
+    def warnings(self) -> int:
+        return sum(f.severity is Severity.WARNING for f in self.findings)
+
+    @property
+    def exit_code(self) -> int:
+        return 1 if self.errors else 0
+
+
+def _status(findings: list[Finding]) -> str:
+    sev = {f.severity for f in findings}
+    if Severity.ERROR in sev:
+        return "fail"
+    if Severity.WARNING in sev:
+        return "warn"
+    return "info" if sev else "pass"
+
+
+class ResultCache:
+    def __init__(self, root: Path | None):
+        self.root = root / "results" if root else None
+
+    def get(self, key: str) -> list[Finding] | None:
+        if not self.root:
+            return None
+        f = self.root / key[:2] / f"{key}.json"
+        try:
+            return [Finding.from_json(d) for d in json.loads(f.read_text())]
+        except (OSError, ValueError, TypeError, KeyError):
+            return None
+
+    def put(self, key: str, findings: list[Finding]) -> None:
+        if not self.root:
+            return
+        d = self.root / key[:2]
+        d.mkdir(parents=True, exist_ok=True)
+        tmp = d / f".{key}.tmp"
+        tmp.write_text(json.dumps([f.to_json() for f in findings]))
+        tmp.replace(d / f"{key}.json")
+
+
+def _key(check: CheckInfo, series: Series, upto: int, base: str | None, extra: str) -> str:
+    h = hashlib.sha256()
+    h.update(f"{check.id}\0{check.version}\0{base or 'notree'}\0{upto}\0{extra}\0".encode())
+    mails = ([series.cover] if series.cover else []) + series.patches[:upto]
+    for m in mails:
+        h.update(m.subject.raw.encode() + b"\0" + m.body.encode() + b"\0" + m.author.encode())
+    return h.hexdigest()
+
+
+def run_checks(series: Series, config: Config, tree: Path | None = None,
+               base: str | None = None, only: list[str] | None = None,
+               skip: list[str] | None = None, use_cache: bool = True,
+               progress=None) -> Report:
+    checks = select(discover(), only, skip)
+    applied: Applied | None = None
+    view: TreeView | None = None
+    report = Report(series=series, tree=None, base=None, base_why="no tree")
+    if tree is not None:
+        repo = gitutil.require_repo(tree)
+        applied = apply_in_index(repo, series, base)
+        view = TreeView(repo=repo, applied=applied, config=config)
+        report.tree, report.base, report.base_why = str(repo), applied.base, applied.base_why
+        if (not only or "apply" in only) and "apply" not in (skip or []):
+            report.checks.append(CheckResult("apply", "fail" if applied.failure else "pass", 0.0))
+            if applied.failure:
+                fl = applied.failure
+                report.findings.append(Finding(
+                    check="apply", severity=Severity.ERROR, patch=fl.patch,
+                    message=str(fl), file=fl.file, line=fl.line,
+                    hint=f"rebase the series onto {applied.base[:12]} ({applied.base_why}), "
+                         "or pass --base with the commit it was made on"))
+    cache = ResultCache(config.cache if use_cache else None)
+    pctx = [PatchContext(series=series, n=i, mail=m, config=config, tree=view)
+            for i, m in enumerate(series.patches, 1)]
+    sctx = SeriesContext(series=series, config=config, patches=pctx, tree=view)
+    extra = config.checkpatch_ignore
+
+    def one(check: CheckInfo) -> tuple[CheckResult, list[Finding]]:
+        t0 = time.monotonic()
+        if check.needs in ("tree", "build") and view is None:
+            return CheckResult(check.id, "skipped", 0.0, reason="needs --tree"), []
+        if check.needs == "build":
+            return CheckResult(check.id, "skipped", 0.0, reason="needs a build (napipatch test)"), []
+        found: list[Finding] = []
+        all_cached = True
+        targets = pctx if check.scope == "patch" else [sctx]
+        partial = False
+        for ctx in targets:
+            if view is not None and check.needs == "tree":
+                if isinstance(ctx, PatchContext) and not ctx.applied:
+                    partial = True
+                    continue
+                if isinstance(ctx, SeriesContext) and ctx.tip is None:
+                    partial = True
+                    continue
+            upto = ctx.n if isinstance(ctx, PatchContext) else len(series.patches)
+            tkey = (view.applied.base if view else None)
+            if view is not None and isinstance(ctx, PatchContext) and not ctx.applied:
+                tkey = f"{tkey}-unapplied"
+            key = _key(check, series, upto, tkey, extra + (f"\0{upto}p" if check.scope == "patch" else "\0s"))
+            got = cache.get(key)
+            if got is None:
+                all_cached = False
+                try:
+                    got = [_stamp(check.id, f) for f in (check.run(ctx) or [])]
+                except Exception as exc:  # a check's bug must not hide the others
+                    tb = traceback.format_exc(limit=3)
+                    n = ctx.n if isinstance(ctx, PatchContext) else 0
+                    got = [Finding(check=check.id, severity=Severity.WARNING, patch=n,
+                                   message=f"check crashed: {type(exc).__name__}: {exc}",
+                                   hint="report this to napipatch", details=tb)]
+                    found += got
+                    return CheckResult(check.id, "crashed", time.monotonic() - t0), found
+                cache.put(key, got)
+            found += got
+        status = _status(found)
+        reason = "some patches did not apply" if partial else ""
+        return CheckResult(check.id, status, round(time.monotonic() - t0, 3),
+                           cached=all_cached and bool(targets), reason=reason), found
+
+    jobs = max(1, int(config.jobs or 1))
+    try:
+        with ThreadPoolExecutor(max_workers=jobs) as pool:
+            for result, found in pool.map(one, checks):
+                report.checks.append(result)
+                report.findings += found
+                if progress:
+                    progress(result)
+    finally:
+        if view:
+            view.close()
+    report.findings.sort(key=lambda f: f.sort_key)
+    return report
+
+
+def _stamp(check_id: str, f: Finding) -> Finding:
+    from dataclasses import replace
+    return replace(f, check=check_id)
