@@ -26,6 +26,14 @@ app.add_typer(series_app, name="series")
 app.add_typer(tree_app, name="tree")
 app.add_typer(checks_app, name="checks")
 
+
+def _add_job_commands():
+    from .jobs_cli import test_app
+    app.add_typer(test_app, name="test")
+
+
+_add_job_commands()
+
 _state = {"debug": False}
 
 
