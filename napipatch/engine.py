@@ -92,7 +92,7 @@ class ResultCache:
 
 def _key(check: CheckInfo, series: Series, upto: int, base: str | None, extra: str) -> str:
     h = hashlib.sha256()
-    h.update(f"{check.id}\0{check.version}\0{base or 'notree'}\0{upto}\0{extra}\0".encode())
+    h.update(f"{check.id}\0{check.fingerprint}\0{base or 'notree'}\0{upto}\0{extra}\0".encode())
     mails = ([series.cover] if series.cover else []) + series.patches[:upto]
     for m in mails:
         h.update(m.subject.raw.encode() + b"\0" + m.body.encode() + b"\0" + m.author.encode())
@@ -129,7 +129,7 @@ def run_checks(series: Series, config: Config, tree: Path | None = None,
 
     def one(check: CheckInfo) -> tuple[CheckResult, list[Finding]]:
         t0 = time.monotonic()
-        if check.needs in ("tree", "build") and view is None:
+        if check.needs in ("scripts", "tree", "build") and view is None:
             return CheckResult(check.id, "skipped", 0.0, reason="needs --tree"), []
         if check.needs == "build":
             return CheckResult(check.id, "skipped", 0.0, reason="needs a build (napipatch test)"), []

@@ -2,7 +2,8 @@
 
 A check module holds ``ID``, ``SUMMARY``, ``SCOPE`` ("patch"|"series"),
 ``NEEDS`` ("diff": runs from the mails alone, uses a tree when given;
-"tree": skipped without one), ``VERSION`` (bump it when results change:
+"scripts": needs the tree's trusted scripts but not the patch applied;
+"tree": needs the patch applied in a tree; "build": needs a build), ``VERSION`` (bump it when results change:
 it is part of the cache key), a docstring in ruff's sections (What it
 catches / Why a reviewer cares / Example / Fix), and ``run(ctx)``.
 Adding a check is adding one file.
@@ -13,12 +14,13 @@ from __future__ import annotations
 import importlib
 import pkgutil
 from dataclasses import dataclass
+from pathlib import Path
 from types import ModuleType
 
 from .errors import NapipatchError
 
 SCOPES = ("patch", "series")
-NEEDS = ("diff", "tree", "build")
+NEEDS = ("diff", "scripts", "tree", "build")
 
 
 @dataclass(frozen=True)
@@ -29,6 +31,14 @@ class CheckInfo:
     needs: str
     version: int
     module: ModuleType
+
+    @property
+    def fingerprint(self) -> str:
+        """Version plus a hash of the module's source: editing a check
+        invalidates its cached results even when VERSION was not bumped."""
+        import hashlib
+        src = Path(self.module.__file__).read_bytes() if self.module.__file__ else b""
+        return f"{self.version}-{hashlib.sha256(src).hexdigest()[:16]}"
 
     @property
     def doc(self) -> str:

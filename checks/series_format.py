@@ -1,0 +1,69 @@
+"""Series shape: cover letter, size, numbering, versions, changelog.
+
+What it catches:
+    A series of two or more patches without a cover letter; more than 15
+    patches; numbering with gaps or a total that disagrees; patches that
+    carry different ``vN`` tags; from v2 on, a cover letter without a
+    changelog (``vN:`` / ``Changes in vN``); a cover letter that still says
+    ``*** SUBJECT HERE ***`` or ``*** BLURB HERE ***``.
+
+Why a reviewer cares:
+    netdev's rules (Documentation/process/maintainer-netdev.rst): at most
+    15 patches, a cover letter for multi-patch series, and a per-version
+    changelog with links to earlier postings so reviewers can see what
+    changed since they last looked. The netdev CI's ``series_format``
+    fails these, hours after posting.
+
+Example:
+    ``[PATCH net-next v2 0/3]`` whose cover letter has no ``v2:`` section.
+
+Fix:
+    ``git format-patch --cover-letter -v N`` and write the changelog in the
+    cover letter (``napipatch series export`` renders it for you).
+"""
+
+from __future__ import annotations
+
+ID = "series-format"
+SUMMARY = "cover letter, at most 15 patches, numbering, versions, changelog"
+SCOPE = "series"
+NEEDS = "diff"
+VERSION = 1
+
+MAX_PATCHES = 15
+
+
+def run(ctx):
+    s = ctx.series
+    n = len(s.patches)
+    if n >= 2 and s.cover is None:
+        yield ctx.finding("warning", f"{n} patches without a cover letter",
+                          hint="git format-patch --cover-letter; explain the series in patch 0")
+    if n > MAX_PATCHES:
+        yield ctx.finding("error", f"{n} patches: netdev takes at most {MAX_PATCHES} per series",
+                          hint="split it into smaller series posted one after another")
+    for i, m in enumerate(s.patches, 1):
+        subj = m.subject
+        if n > 1 and not subj.has_counter:
+            yield ctx.finding("warning", f"patch {i} has no M/N counter in its subject",
+                              patch=i, hint="git format-patch numbers patches of a series")
+        elif subj.has_counter and (subj.index != i or subj.total != n):
+            yield ctx.finding("error", f"patch {i} is numbered {subj.index}/{subj.total} "
+                              f"in a series of {n}", patch=i)
+    versions = {m.subject.version for m in s.mails}
+    if len(versions) > 1:
+        yield ctx.finding("error", "patches carry different versions: " +
+                          ", ".join(f"v{v}" for v in sorted(versions)),
+                          hint="re-send the whole series with one -v N")
+    if s.cover:
+        body = s.cover.body
+        if "*** SUBJECT HERE ***" in s.cover.subject.raw or "*** BLURB HERE ***" in body:
+            yield ctx.finding("error", "the cover letter still has format-patch's placeholder text",
+                              hint="write the cover letter (or use napipatch series export)")
+        if s.version >= 2 and not s.changelog:
+            yield ctx.finding("warning", f"v{s.version} cover letter has no changelog",
+                              hint=f"add a 'v{s.version}:' section listing what changed, "
+                                   "with lore links to earlier versions")
+        elif s.version >= 2 and f"v{s.version}" not in s.changelog:
+            yield ctx.finding("warning", f"the changelog does not say what changed in v{s.version}",
+                              hint=f"add a 'v{s.version}:' entry")
