@@ -260,9 +260,9 @@ def main():
     except subprocess.TimeoutExpired as exc:
         typer.echo(f"napipatch: error: {exc.cmd[0]}: timed out", err=True)
         sys.exit(2)
-    except Exception as exc:  # click usage errors and friends
-        import click
-        if isinstance(exc, click.ClickException):
+    except Exception as exc:
+        # Usage errors (typer's vendored click) know how to show themselves.
+        if hasattr(exc, "show") and hasattr(exc, "exit_code"):
             exc.show()
             sys.exit(2)
         raise

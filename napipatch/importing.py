@@ -50,9 +50,11 @@ def import_series(store: Store, source: str, name: str | None, lore_url: str,
         series = assemble(mails, source, name=name, version=version)
     check_name(series.name)
     trailers = {}
-    if not cover_only:
-        # b4 collects Reviewed-by/Acked-by/Tested-by given as replies.
-        trailers = b4api.collect([m.raw for m in mails], series.version).trailers
+    replies = [m for m in mails if m.subject.is_reply]
+    if not cover_only and replies:
+        # b4 collects Reviewed-by/Acked-by/Tested-by given as replies; it
+        # needs Message-IDs to thread them, which format-patch files lack.
+        trailers = b4api.collect([m.raw for m in mails if m.msgid], series.version).trailers
     store.add_version(series, trailers=trailers, source=origin, force=force,
                       cover_only=cover_only)
     return series

@@ -9,6 +9,7 @@ keyed by that commit, and never run from the patched tree.
 
 from __future__ import annotations
 
+import hashlib
 import shutil
 import subprocess
 import tempfile
@@ -18,13 +19,17 @@ from pathlib import Path
 from .errors import NapipatchError
 
 # What the checks need from the tree, as paths inside it.
-TRUSTED_PATHS = ("scripts", "tools/net/ynl", "Documentation/netlink")
+TRUSTED_PATHS = ("scripts", "tools/net/ynl", "Documentation/netlink",
+                 # kernel-doc in newer trees: tools/docs/kernel-doc + its kdoc package
+                 "tools/docs", "tools/lib/python")
 _lock = threading.Lock()
 
 
 def scripts_root(repo: Path, base: str, cache: Path) -> Path:
     """A directory holding TRUSTED_PATHS as they are at ``base``."""
-    dest = cache / "trusted" / base
+    # The key names what was exported too, so adding a path re-exports.
+    what = hashlib.sha256("\0".join(TRUSTED_PATHS).encode()).hexdigest()[:8]
+    dest = cache / "trusted" / f"{base}-{what}"
     if (dest / ".complete").exists():
         return dest
     with _lock:
