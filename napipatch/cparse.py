@@ -1,0 +1,310 @@
+"""Just enough C to read kernel headers: comments, struct members, prototypes.
+
+Not a compiler front end: it reads the shapes kernel code is written in
+(one member per statement, ``__cacheline_group_begin()`` markers,
+``struct_group()`` wrappers, nested anonymous unions, ``#ifdef``-ed members,
+prototypes that start in column 0) and keeps line numbers, so a check can
+say "line 2371 of include/linux/netdevice.h".
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+_COMMENT = re.compile(r"/\*.*?\*/|//[^\n]*", re.S)
+_ATTRS = re.compile(
+    r"__attribute__\s*\(\(.*?\)\)|__aligned\s*\([^)]*\)|\b_{2,4}cacheline_aligned\w*"
+    r"|\b__randomize_layout\b|\b__packed\b|\b__counted_by\w*\s*\([^)]*\)"
+    r"|\b__guarded_by\s*\([^)]*\)|\b__private\b")
+_QUALS = re.compile(r"\b(?:const|volatile|__rcu|__percpu|__iomem|__user|__force|__data_racy)\b")
+_GROUP = re.compile(r"^__cacheline_group_(begin|end)\w*\s*\(\s*(\w+)\s*\)$")
+_STRUCT_GROUP = re.compile(r"^struct_group(\w*)\s*\(")
+_IDENT = re.compile(r"[A-Za-z_]\w*")
+C_TYPE_WORDS = frozenset(
+    "void char short int long float double signed unsigned bool _Bool const volatile "
+    "struct union enum static inline extern register restrict __always_inline "
+    "noinline __init __exit __cold __must_check notrace".split())
+
+
+def blank_comments(text: str) -> str:
+    """``text`` with every comment replaced by spaces; newlines are kept."""
+    return _COMMENT.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), text)
+
+
+def blank_preprocessor(text: str) -> str:
+    """``text`` with ``#`` lines (and their ``\\`` continuations) blanked."""
+    out, cont = [], False
+    for line in text.split("\n"):
+        if cont or line.lstrip().startswith("#"):
+            cont = line.rstrip().endswith("\\")
+            out.append("")
+        else:
+            out.append(line)
+    return "\n".join(out)
+
+
+def line_of(text: str, offset: int) -> int:
+    """1-based line number of ``offset`` in ``text``."""
+    return text.count("\n", 0, offset) + 1
+
+
+def matching_brace(text: str, open_at: int) -> int:
+    """Offset of the ``}`` closing the ``{`` at ``open_at`` (-1 if none)."""
+    depth = 0
+    for i in range(open_at, len(text)):
+        c = text[i]
+        if c == "{":
+            depth += 1
+        elif c == "}":
+            depth -= 1
+            if depth == 0:
+                return i
+    return -1
+
+
+@dataclass(frozen=True)
+class Field:
+    """One member of a struct (or one entry of an enum)."""
+
+    name: str
+    type: str            # as written, qualifiers and attributes dropped: "struct list_head", "u8*"
+    width: str | None    # bitfield width ("1", "32"), None when not a bitfield
+    group: str | None    # the __cacheline_group it sits in
+    line: int            # 1-based line in the file
+    array: str = ""      # "[IFNAMSIZ]"
+
+    @property
+    def full_type(self) -> str:
+        return f"{self.type}:{self.width}" if self.width else self.type
+
+
+def normalise_type(t: str) -> str:
+    """Spacing-independent form of a C type: ``struct list_head *`` -> ``struct list_head*``."""
+    t = _QUALS.sub(" ", _ATTRS.sub(" ", t))
+    t = re.sub(r"\s*\*\s*", "*", t)
+    return re.sub(r"\s+", " ", t).strip()
+
+
+def split_top(s: str, sep: str = ",") -> list[str]:
+    """Split ``s`` at ``sep`` outside parentheses and brackets."""
+    parts, depth, cur = [], 0, []
+    for c in s:
+        if c in "([{":
+            depth += 1
+        elif c in ")]}":
+            depth -= 1
+        if c == sep and depth == 0:
+            parts.append("".join(cur))
+            cur = []
+        else:
+            cur.append(c)
+    parts.append("".join(cur))
+    return parts
+
+
+_DECL = re.compile(r"^(?P<type>.*?[\s*])(?P<name>[A-Za-z_]\w*)\s*(?P<arr>(?:\[[^\]]*\]\s*)*)"
+                   r"(?::\s*(?P<w>\w+))?\s*$", re.S)
+_FNPTR = re.compile(r"\(\s*\*\s*(?:\w+\s+)*(\w+)\s*(?:\[[^\]]*\])?\s*\)\s*\(")
+_MACRO_MEMBER = re.compile(r"^(?:DECLARE_BITMAP|DECLARE_HASHTABLE)\s*\(\s*(\w+)\s*,\s*([^)]*)\)$")
+
+
+def parse_member(stmt: str) -> list[tuple[str, str, str | None, str]]:
+    """``(name, type, width, array)`` for each declarator of one member statement.
+
+    ``stmt`` is the text between two ``;`` without the ``;``. Returns [] for
+    what is not a member declaration (markers, unnamed bitfields, junk).
+    """
+    s = re.sub(r"\s+", " ", _ATTRS.sub(" ", stmt)).strip()
+    if not s or s.startswith(("__cacheline_group", "static_assert", "_Static_assert")):
+        return []
+    m = _MACRO_MEMBER.match(s)
+    if m:
+        return [(m.group(1), "unsigned long", None, f"[{m.group(2).strip()}]")]
+    m = _FNPTR.search(s)
+    if m:
+        return [(m.group(1), normalise_type(s[:m.start()]) + " (*)()", None, "")]
+    parts = split_top(s)
+    first = _DECL.match(parts[0])
+    if not first:
+        return []
+    base = normalise_type(first.group("type"))
+    if not base or base in ("struct", "union", "enum") and not first.group("type").strip():
+        return []
+    out = [(first.group("name"), base, first.group("w"), re.sub(r"\s+", "", first.group("arr") or ""))]
+    bare = base.rstrip("*")
+    for p in parts[1:]:
+        m = re.match(r"^\s*(\**)\s*([A-Za-z_]\w*)\s*((?:\[[^\]]*\]\s*)*)(?::\s*(\w+))?\s*$", p)
+        if m:
+            out.append((m.group(2), bare + m.group(1), m.group(4), re.sub(r"\s+", "", m.group(3))))
+    return out
+
+
+def find_block(text: str, kind: str, name: str | None, contains: str | None = None) -> tuple[int, int] | None:
+    """Offsets of ``{`` and ``}`` of ``kind name { ... }`` at the start of a line.
+
+    ``name=None`` finds an anonymous one (``enum {``), the first whose body
+    holds ``contains``. ``text`` should have its comments blanked.
+    """
+    tag = r"\s+" + re.escape(name) if name else ""
+    for m in re.finditer(rf"^{kind}{tag}\s*(?:__\w+\s*)*\{{", text, re.M):
+        start = m.end() - 1
+        end = matching_brace(text, start)
+        if end < 0:
+            continue
+        if contains and not re.search(rf"\b{re.escape(contains)}\b", text[start:end]):
+            continue
+        return start, end
+    return None
+
+
+def parse_struct(text: str, name: str, kind: str = "struct") -> list[Field] | None:
+    """Members of ``kind name`` in ``text`` in order, nested unions flattened.
+
+    A named nested struct (``struct { ... } icsk_mtup;``) gives its members
+    and then itself (type ``struct``). None when the struct is not there.
+    """
+    clean = blank_preprocessor(blank_comments(text))
+    span = find_block(clean, kind, name)
+    if span is None:
+        return None
+    start, end = span
+    fields: list[Field] = []
+    group: str | None = None
+    openers: list[str] = []
+    after_close: str | None = None
+    buf_start = start + 1
+    i = start + 1
+    while i <= end:
+        c = clean[i] if i < end else ";"
+        if c not in ";{}":
+            i += 1
+            continue
+        raw = clean[buf_start:i]
+        stmt = raw.strip()
+        off = buf_start + (len(raw) - len(raw.lstrip()))
+        if c == "{":
+            openers.append(stmt)
+            after_close = None
+        elif c == "}":
+            after_close = openers.pop() if openers else None
+        else:  # ';'
+            m = _STRUCT_GROUP.match(stmt)
+            if m:
+                commas = 2 if m.group(1) in ("_tagged", "_attr") else 1
+                pos = m.end()
+                for _ in range(commas):
+                    nxt = stmt.find(",", pos)
+                    pos = nxt + 1 if nxt >= 0 else pos
+                off += len(stmt[:pos]) + (len(stmt[pos:]) - len(stmt[pos:].lstrip()))
+                stmt = stmt[pos:].strip()
+            while stmt.startswith(")"):
+                stmt = stmt[1:].lstrip()
+                off = clean.index(stmt, off) if stmt else off
+            g = _GROUP.match(stmt)
+            if g:
+                group = g.group(2) if g.group(1) == "begin" else None
+            elif after_close is not None and stmt:
+                mm = re.match(r"^(\**)\s*(\w+)\s*((?:\[[^\]]*\])*)", stmt)
+                if mm:
+                    t = after_close.split()[0] if after_close.split() else "struct"
+                    fields.append(Field(mm.group(2), t + mm.group(1), None, group,
+                                        line_of(clean, off), mm.group(3)))
+            elif stmt:
+                for nm, typ, w, arr in parse_member(stmt):
+                    at = re.search(rf"\b{re.escape(nm)}\b", clean[off:i])
+                    ln = line_of(clean, off + (at.start() if at else 0))
+                    fields.append(Field(nm, typ, w, group, ln, arr))
+            after_close = None
+        buf_start = i + 1
+        i += 1
+    return fields
+
+
+def parse_enum_entries(text: str, contains: str, name: str | None = None) -> list[Field] | None:
+    """Entries of the enum holding ``contains`` (``LINUX_MIB_NUM``)."""
+    clean = blank_preprocessor(blank_comments(text))
+    span = find_block(clean, "enum", name, contains)
+    if span is None:
+        return None
+    start, end = span
+    out = []
+    pos = start + 1
+    for part in split_top(clean[start + 1:end]):
+        m = re.search(r"[A-Za-z_]\w*", part)
+        if m:
+            out.append(Field(m.group(0), "", None, None, line_of(clean, pos + m.start())))
+        pos += len(part) + 1
+    return out
+
+
+# ---------------------------------------------------------------- functions
+
+@dataclass(frozen=True)
+class FuncDecl:
+    """A function prototype or definition starting in column 0."""
+
+    name: str
+    params: list[str | None]  # names; None for an unnamed parameter
+    line: int                 # line of the name
+    first_line: int           # line the declaration starts on
+    last_line: int            # line of its ';' or '{'
+    is_definition: bool
+
+
+_FUNC_START = re.compile(r"^(?![#\s{}])(?!(?:return|if|for|while|switch|typedef|do)\b)[^;{}()=]*?"
+                         r"\b([A-Za-z_]\w*)\s*\(", re.M)
+
+
+def param_name(p: str) -> str | None:
+    """The name in one parameter (``struct napi_struct *napi`` -> ``napi``)."""
+    p = re.sub(r"\s+", " ", _ATTRS.sub(" ", p)).strip()
+    if not p or p in ("void", "..."):
+        return None
+    m = _FNPTR.search(p)
+    if m:
+        return m.group(1)
+    p = re.sub(r"(\[[^\]]*\])+$", "", p).strip()
+    if p.endswith("*"):
+        return None
+    words = _IDENT.findall(_QUALS.sub(" ", p))
+    if len(words) < 2:
+        return None
+    last, prev = words[-1], words[-2]
+    if last in C_TYPE_WORDS or prev in ("struct", "union", "enum"):
+        return None
+    return last
+
+
+def find_functions(text: str) -> list[FuncDecl]:
+    """Prototypes and definitions that start in column 0 (kernel style)."""
+    clean = blank_preprocessor(blank_comments(text))
+    out = []
+    for m in _FUNC_START.finditer(clean):
+        open_paren = m.end() - 1
+        depth, j = 0, open_paren
+        while j < len(clean):
+            if clean[j] == "(":
+                depth += 1
+            elif clean[j] == ")":
+                depth -= 1
+                if depth == 0:
+                    break
+            j += 1
+        if j >= len(clean):
+            continue
+        rest = re.match(r"[^;{()=]*?([;{])", clean[j + 1:])
+        if not rest:
+            continue
+        between = clean[j + 1:j + 1 + rest.start(1)]
+        if between.strip() and not re.fullmatch(r"(?:\s|\w+(?:\s*\([^)]*\))?)*", between):
+            continue
+        head = clean[m.start():m.start(1)]
+        if re.search(r"\b(?:struct|union|enum)\s*$", head) or "=" in head:
+            continue
+        params = split_top(clean[open_paren + 1:j])
+        names = [] if [p.strip() for p in params] in ([""], ["void"]) else [param_name(p) for p in params]
+        end = j + 1 + rest.start(1)
+        out.append(FuncDecl(m.group(1), names, line_of(clean, m.start(1)), line_of(clean, m.start()),
+                            line_of(clean, end), rest.group(1) == "{"))
+    return out

@@ -1,0 +1,214 @@
+"""The kdoc check: look-alike comments, new kernel-doc warnings, parameter names.
+
+Fixtures are commits on the real 6.12 tree; kernel-doc is the tree's own
+Perl scripts/kernel-doc, run from the trusted copy of the base commit.
+In 6.12 ``int dev_set_threaded(struct net_device *dev, bool threaded);``
+is line 558 of include/linux/netdevice.h and its definition line 6744 of
+net/core/dev.c; ``netdev_priv()`` is documented at line 2602.
+"""
+
+from __future__ import annotations
+
+import json
+
+from conftest import ROOT, commit_files, edit, format_patch
+from napipatch import kerneldoc
+from napipatch.cparse import find_functions, param_name
+
+ND = "include/linux/netdevice.h"
+DEV = "net/core/dev.c"
+PROTO = "int dev_set_threaded(struct net_device *dev, bool threaded);\n"
+
+LOOKALIKE = """/*
+ * dev_set_threaded - set threaded NAPI polling for a device
+ * @dev: the device
+ * @threaded: whether its NAPIs poll in kthreads
+ *
+ * Return: 0 on success, negative errno on failure.
+ */
+"""
+
+
+DOC_HUNK_PATCH = """\
+From 0000000000000000000000000000000000000000 Mon Sep 17 00:00:00 2001
+From: Test Author <author@example.org>
+Date: Thu, 1 Jan 2026 00:00:00 +0000
+Subject: [PATCH net-next] net: add an offset to netdev_priv
+
+Signed-off-by: Test Author <author@example.org>
+---
+ include/linux/netdevice.h | 2 +-
+ 1 file changed, 1 insertion(+), 1 deletion(-)
+
+diff --git a/include/linux/netdevice.h b/include/linux/netdevice.h
+index 1111111..2222222 100644
+--- a/include/linux/netdevice.h
++++ b/include/linux/netdevice.h
+@@ -2602,10 +2602,10 @@ static inline void netdev_lockdep_set_classes(struct net_device *dev)
+ /**
+  *	netdev_priv - access network device private data
+  *	@dev: network device
+  *
+  * Get network device private data
+  */
+-static inline void *netdev_priv(const struct net_device *dev)
++static inline void *netdev_priv(const struct net_device *dev, int off)
+ {
+ 	return (void *)dev->priv;
+ }
+-- 
+2.47.0
+"""
+
+
+def series(kernel_tree, base_commit, tmp_path, changes, name="p"):
+    c = commit_files(kernel_tree, base_commit, changes, "net: kdoc fixture\n")
+    return format_patch(kernel_tree, f"{base_commit}..{c}", tmp_path / name)
+
+
+def findings(cli, target, *args, check="kdoc"):
+    cp = cli("check", target, *args, "--only", check, "--format", "json")
+    assert cp.returncode in (0, 1), cp.stderr
+    return [f for f in json.loads(cp.stdout)["findings"] if f["check"] == check]
+
+
+def where(fs):
+    return [(f["patch"], f["severity"], f["file"], f["line"]) for f in fs]
+
+
+# ---------------------------------------------------------------- parsers
+
+def test_parse_perl_and_python_output():
+    perl = ("include/linux/netdevice.h:2608: warning: Function parameter or struct member 'x' "
+            "not described in 'netdev_priv'\nsome other line\n")
+    py = "Warning: include/linux/netdevice.h:2608 function parameter 'x' not described in 'netdev_priv'\n"
+    assert kerneldoc.parse_output(perl) == [kerneldoc.KdocWarning(
+        ND, 2608, "Function parameter or struct member 'x' not described in 'netdev_priv'")]
+    assert kerneldoc.parse_output(py) == [kerneldoc.KdocWarning(
+        ND, 2608, "function parameter 'x' not described in 'netdev_priv'")]
+
+
+def test_new_warnings_multiset_without_line_numbers():
+    W = kerneldoc.KdocWarning
+    before = [W("a.c", 10, "m1"), W("a.c", 20, "m2")]
+    after = [W("a.c", 14, "m1"), W("a.c", 24, "m2"), W("a.c", 30, "m2")]
+    # One 'm2' is new; the one on an added line is the one reported.
+    assert kerneldoc.new_warnings(before, after, {"a.c": {24}}) == [W("a.c", 24, "m2")]
+    assert kerneldoc.new_warnings(before, after[:2]) == []
+
+
+def test_comment_shape():
+    s = kerneldoc.shape(LOOKALIKE.splitlines())
+    assert (s.name, s.params, s.has_return, s.opens_kdoc) == (
+        "dev_set_threaded", ["dev", "threaded"], True, False)
+    assert s.looks_like_kdoc("dev_set_threaded")
+    plain = kerneldoc.shape(["/* Note : dev->mtu is often read without holding a lock.",
+                             " * Writers usually hold RTNL.", " */"])
+    assert not plain.looks_like_kdoc("mtu")
+    assert kerneldoc.shape(["/**", " * foo - bar", " */"]).opens_kdoc
+
+
+def test_function_parameters():
+    src = ("int napi_set_threaded(struct napi_struct *napi,\n\t\t      enum netdev_napi_threaded threaded);\n"
+           "static void f(void)\n{\n}\n"
+           "int g(struct net_device *, int (*cb)(int x), u8 buf[], ...);\n")
+    fs = find_functions(src)
+    assert [(f.name, f.params, f.line, f.last_line, f.is_definition) for f in fs] == [
+        ("napi_set_threaded", ["napi", "threaded"], 1, 2, False),
+        ("f", [], 3, 4, True),
+        ("g", [None, "cb", "buf", None], 6, 6, False),
+    ]
+    assert param_name("unsigned int") is None
+    assert param_name("const struct net_device *dev") == "dev"
+
+
+# ---------------------------------------------------------------- with the tree
+
+def test_lookalike_comment(kernel_tree, base_commit, tmp_path, cli):
+    nd = edit(kernel_tree, base_commit, ND, PROTO, LOOKALIKE + PROTO)
+    d = series(kernel_tree, base_commit, tmp_path, {ND: nd})
+    fs = findings(cli, d, "--tree", kernel_tree)
+    assert where(fs) == [(1, "warning", ND, 558)]
+    assert fs[0]["message"] == ("comment above dev_set_threaded() is shaped like kernel-doc but "
+                                "opens with /*, so kernel-doc never reads it")
+    assert "/**" in fs[0]["hint"] and "drop it" in fs[0]["hint"]
+    assert where(findings(cli, d)) == [(1, "warning", ND, 558)]
+
+
+def test_real_kdoc_comment_is_fine(kernel_tree, base_commit, tmp_path, cli):
+    nd = edit(kernel_tree, base_commit, ND, PROTO, "/**" + LOOKALIKE[2:] + PROTO)
+    d = series(kernel_tree, base_commit, tmp_path, {ND: nd})
+    assert findings(cli, d, "--tree", kernel_tree) == []
+    assert findings(cli, d) == []
+
+
+def test_undocumented_new_parameter(kernel_tree, base_commit, tmp_path, cli):
+    nd = edit(kernel_tree, base_commit, ND, "static inline void *netdev_priv(const struct net_device *dev)",
+              "static inline void *netdev_priv(const struct net_device *dev, int off)")
+    d = series(kernel_tree, base_commit, tmp_path, {ND: nd})
+    fs = findings(cli, d, "--tree", kernel_tree)
+    # 6.12's "No description found for return value of 'netdev_priv'" was there before: not reported.
+    assert where(fs) == [(1, "warning", ND, 2608)]
+    assert fs[0]["message"] == ("new kernel-doc warning: Function parameter or struct member 'off' "
+                                "not described in 'netdev_priv'")
+    # Without a tree the comment's "/**" lies outside the hunk's three lines of
+    # context: nothing to compare with, and nothing is guessed.
+    assert findings(cli, d) == []
+
+
+def test_undocumented_new_parameter_in_hunk(tmp_path, cli):
+    """Without a tree, when the whole comment is in the hunk, the names are compared."""
+    d = tmp_path / "p"
+    d.mkdir()
+    (d / "0001-net-x.patch").write_text(DOC_HUNK_PATCH)
+    fs = findings(cli, d)
+    assert where(fs) == [(1, "warning", ND, 2608)]
+    assert fs[0]["message"] == "netdev_priv(): parameter 'off' not described"
+
+
+def test_lookalike_with_misnamed_parameter(kernel_tree, base_commit, tmp_path, cli):
+    bad = LOOKALIKE.replace("@threaded:", "@thread:")
+    nd = edit(kernel_tree, base_commit, ND, PROTO, bad + PROTO)
+    d = series(kernel_tree, base_commit, tmp_path, {ND: nd})
+    fs = findings(cli, d, "--tree", kernel_tree)
+    assert where(fs) == [(1, "warning", ND, 558), (1, "warning", ND, 561)]
+    assert fs[1]["message"] == ("dev_set_threaded(): parameter 'threaded' not described; "
+                                "comment describes @thread which is not a parameter")
+
+
+def test_prototype_and_definition_disagree(kernel_tree, base_commit, tmp_path, cli):
+    nd = edit(kernel_tree, base_commit, ND, PROTO,
+              "int dev_set_threaded(struct net_device *dev, bool threded);\n")
+    dev = edit(kernel_tree, base_commit, DEV, "int dev_set_threaded(struct net_device *dev, bool threaded)\n{\n",
+               "int dev_set_threaded(struct net_device *dev, bool threaded)\n{\n\t/* hi */\n")
+    d = series(kernel_tree, base_commit, tmp_path, {ND: nd, DEV: dev})
+    fs = findings(cli, d, "--tree", kernel_tree)
+    assert where(fs) == [(1, "warning", ND, 558)]
+    assert fs[0]["message"] == (f"dev_set_threaded(): the prototype in {ND} and the definition in {DEV} "
+                                "name parameters differently: 'threded' (prototype) vs 'threaded' (definition)")
+    assert where(findings(cli, d)) == [(1, "warning", ND, 558)]
+
+
+# ---------------------------------------------------------------- the real v4 series
+
+def test_v4_series_without_tree(cli):
+    cp = cli("--store", ROOT / "series", "check", "threaded-busy-poll@v4", "--only", "kdoc",
+             "--format", "json")
+    fs = [f for f in json.loads(cp.stdout)["findings"] if f["check"] == "kdoc"]
+    # Patch 1 adds the look-alike; patch 3 edits it (said once more, as info).
+    assert where(fs) == [(1, "warning", ND, 594), (3, "info", ND, 603)]
+    assert "napi_set_threaded()" in fs[0]["message"]
+    assert "opens with /*" in fs[0]["message"]
+
+
+def test_kernel_doc_script_choice(tmp_path):
+    """The newest layout wins; Perl or Python by the script's own first line."""
+    assert kerneldoc.command(tmp_path) is None
+    perl = tmp_path / "scripts" / "kernel-doc"
+    perl.parent.mkdir()
+    perl.write_text("#!/usr/bin/env perl\n")
+    assert kerneldoc.command(tmp_path) == ["perl", str(perl)]
+    py = tmp_path / "tools" / "docs" / "kernel-doc"
+    py.parent.mkdir(parents=True)
+    py.write_text("#!/usr/bin/env python3\n")
+    assert kerneldoc.command(tmp_path) == ["python3", str(py)]
