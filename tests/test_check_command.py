@@ -1,0 +1,102 @@
+"""`napipatch check` end to end: the v4 acceptance, trees, formats, cache."""
+
+import json
+
+from conftest import ROOT, commit_files, edit, format_patch
+
+STORE = ROOT / "series"
+
+
+def _json(cp):
+    assert cp.returncode in (0, 1), cp.stderr
+    return json.loads(cp.stdout)
+
+
+def _by_check(data, check):
+    return [(f["patch"], f["severity"], f["file"], f["line"]) for f in data["findings"]
+            if f["check"] == check]
+
+
+def test_v4_without_tree(cli):
+    cp = cli("--store", STORE, "check", "series/threaded-busy-poll@v4", "--format", "json")
+    assert cp.returncode == 0  # warnings only
+    data = _json(cp)
+    assert sorted({p for p, *_ in _by_check(data, "subject")}) == [1, 3]
+    assert _by_check(data, "base-commit") == [(0, "warning", None, None)]
+    assert _by_check(data, "split") == [(3, "info", None, None)]
+    skipped = {c["id"]: c["reason"] for c in data["checks"] if c["status"] == "skipped"}
+    assert skipped["checkpatch"] == "needs --tree"
+    assert data["tree"] is None and data["series"]["version"] == 4
+
+
+def test_v4_text_report_reads_like_checkpatch(cli):
+    cp = cli("--store", STORE, "check", "threaded-busy-poll@v4")
+    lines = cp.stdout.splitlines()
+    assert "PATCH 1/4: warning: [subject] no subsystem prefix in 'Add support to set napi threaded for individual napi'" in lines
+    assert "SERIES: warning: [base-commit] no base-commit: in the cover letter" in lines
+    assert any(ln.startswith("skipped: checkpatch (needs --tree)") for ln in lines)
+    assert lines[-1].startswith("total: 0 errors, ")
+    md = cli("--store", STORE, "check", "threaded-busy-poll@v4", "--format", "markdown").stdout
+    assert md.startswith("### napipatch: threaded-busy-poll v4: Add support to do threaded napi busy poll")
+    assert "| subject | warn |" in md
+    assert "- **warning** `subject` PATCH 3/4:" in md
+
+
+def test_v4_on_the_612_tree_does_not_apply_but_diff_checks_run(cli, kernel_tree):
+    cp = cli("--store", STORE, "check", "threaded-busy-poll@v4", "--tree", kernel_tree,
+             "--format", "json")
+    assert cp.returncode == 1
+    data = _json(cp)
+    assert _by_check(data, "apply") == [(1, "error", "Documentation/netlink/specs/netdev.yaml", 280)]
+    apply = [f for f in data["findings"] if f["check"] == "apply"][0]
+    assert "hunk #1" in apply["message"]
+    assert sorted({p for p, *_ in _by_check(data, "subject")}) == [1, 3]
+    assert _by_check(data, "split") == [(3, "info", None, None)]
+    status = {c["id"]: c["status"] for c in data["checks"]}
+    assert status["apply"] == "fail"
+    assert status["checkpatch"] in ("warn", "pass", "info")  # needs only the scripts
+
+
+def _clean_series(repo, base, tmp_path):
+    c = base
+    for i, (old, new) in enumerate([
+            ("static DEFINE_SPINLOCK(napi_hash_lock);",
+             "static DEFINE_SPINLOCK(napi_hash_lock); /* napi_hash and ids */"),
+            ("static DEFINE_SPINLOCK(ptype_lock);",
+             "static DEFINE_SPINLOCK(ptype_lock); /* ptype lists */")], 1):
+        text = edit(repo, c, "net/core/dev.c", old, new)
+        c = commit_files(repo, c, {"net/core/dev.c": text},
+                         f"net: core: document lock {i}\n\nSay what lock {i} protects.\n")
+    d = format_patch(repo, f"{base}..{c}", tmp_path / "clean", "--cover-letter",
+                     "--subject-prefix=PATCH net-next")
+    cover = next(d.glob("0000-*"))
+    cover.write_text(cover.read_text().replace("*** SUBJECT HERE ***", "net: core: document two locks")
+                     .replace("*** BLURB HERE ***", "Two comments."))
+    return d, c
+
+
+def test_clean_series_from_the_612_tree(cli, kernel_tree, base_commit, tmp_path):
+    d, _tip = _clean_series(kernel_tree, base_commit, tmp_path)
+    cp = cli("check", d, "--tree", kernel_tree, "--format", "json")
+    data = _json(cp)
+    assert cp.returncode == 0
+    assert [f for f in data["findings"] if f["severity"] != "info"] == []
+    assert data["base"] == base_commit
+    assert data["base_why"].startswith("base-commit ")
+    assert all(c["status"] in ("pass", "info") for c in data["checks"]), data["checks"]
+
+    # The same series again: every result comes from the cache.
+    again = _json(cli("check", d, "--tree", kernel_tree, "--format", "json"))
+    assert again["findings"] == data["findings"]
+    assert all(c["cached"] for c in again["checks"] if c["id"] != "apply"), again["checks"]
+
+
+def test_revision_range_in_tree(cli, kernel_tree, base_commit, tmp_path):
+    _d, tip = _clean_series(kernel_tree, base_commit, tmp_path)
+    cp = cli("check", f"{base_commit}..{tip}", "--tree", kernel_tree, "--format", "json",
+             "--only", "apply,signoff,base-commit,checkpatch")
+    data = _json(cp)
+    assert cp.returncode == 0
+    assert [c["id"] for c in data["checks"]] == ["apply", "base-commit", "checkpatch", "signoff"]
+    assert data["findings"] == []
+    assert len(data["series"]["patches"]) == 2
