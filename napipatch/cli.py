@@ -27,12 +27,15 @@ app.add_typer(tree_app, name="tree")
 app.add_typer(checks_app, name="checks")
 
 
-def _add_job_commands():
+def _add_commands():
+    from . import bot_cli, hook_cli
     from .jobs_cli import test_app
     app.add_typer(test_app, name="test")
+    hook_cli.register(app)
+    bot_cli.register(app)
 
 
-_add_job_commands()
+_add_commands()
 
 _state = {"debug": False}
 
