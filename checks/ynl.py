@@ -1,0 +1,256 @@
+"""YNL netlink specs and the code generated from them stay in step.
+
+What it catches:
+    For a patch touching ``Documentation/netlink/specs/*.yaml`` or a file
+    with a ``/* YNL-GEN ... */`` header:
+
+    - a spec that does not validate against its schema
+      (``Documentation/netlink/genetlink*.yaml`` or ``netlink-raw.yaml``,
+      picked by ``protocol:``);
+    - a generated file (``include/uapi/linux/X.h``, ``net/.../X-gen.[ch]``,
+      ``tools/include/uapi/linux/X.h`` ...) whose post-patch content is not
+      what the generator makes from the post-patch spec: the generated code
+      was not regenerated, or was edited by hand;
+    - ``include/uapi/linux/X.h`` and ``tools/include/uapi/linux/X.h`` that
+      differ after a patch touching either (when they were in sync before);
+    - spec warnings: an attribute added to an attribute-set used by
+      operations but listed by none of them, an enum added to
+      ``definitions`` that no attribute uses, ``checks: max:``/``min:``
+      contradicting the attribute's enum.
+
+    Only the families the patch affects are regenerated, with the trusted
+    generator of the base commit (``tools/net/ynl/ynl-gen-c.py``, or
+    ``tools/net/ynl/pyynl/ynl_gen_c.py`` in newer trees) in a scratch
+    directory; an info line says which.
+
+Why a reviewer cares:
+    The netdev CI runs ``ynl-regen.sh -f`` and fails the series when the
+    tree is not clean afterwards, hours after posting. A stale uapi header
+    ships the wrong ABI; a stale tools/ copy breaks the YNL library and the
+    selftests built against it. An attribute no operation lists is never
+    sent to user space.
+
+Example:
+    The threaded busy poll v4 series adds the ``threaded`` attribute and the
+    ``napi-threaded`` enum to ``netdev.yaml``; a version that edits the spec
+    but not ``include/uapi/linux/netdev.h`` gets::
+
+        error: include/uapi/linux/netdev.h is not what ynl-gen-c.py makes
+        from Documentation/netlink/specs/netdev.yaml
+
+Fix:
+    ``tools/net/ynl/ynl-regen.sh -f`` and commit the result with the spec
+    change; copy ``include/uapi/linux/X.h`` to ``tools/include/uapi/linux/``;
+    list new attributes in the operations' request/reply.
+"""
+
+from __future__ import annotations
+
+import re
+
+from napipatch import gitutil, ynlspec
+
+ID = "ynl"
+SUMMARY = "netlink specs validate; generated YNL code and uapi copies match the spec"
+SCOPE = "patch"
+NEEDS = "tree"
+VERSION = 1
+
+REGEN_HINT = "tools/net/ynl/ynl-regen.sh -f"
+_UAPI = re.compile(r"^(?:tools/)?include/uapi/linux/(.+\.h)$")
+
+
+def _touched(ctx) -> set[str]:
+    out = set()
+    for pf in ctx.diff:
+        for p in (pf.source_file, pf.target_file):
+            if p and p != "/dev/null":
+                out.add(p[2:] if p[:2] in ("a/", "b/") else p)
+    return out
+
+
+def run(ctx):
+    if not ctx.applied:
+        return []
+    touched = _touched(ctx)
+    findings = list(_uapi_pairs(ctx, touched))
+    specs = {p for p in touched if ynlspec.is_spec(p)}
+    gen_touched = []
+    for p in sorted(touched):
+        if p.endswith((".c", ".h")):
+            g = ynlspec.parse_header(p, ctx.post_text(p) or ctx.pre_text(p) or "")
+            if g:
+                gen_touched.append(g)
+    if not specs and not gen_touched:
+        return findings
+    gen_changed = any(p.startswith("tools/net/ynl/") and p.endswith(".py") for p in touched)
+    findings += _families(ctx, specs, gen_touched, gen_changed)
+    return findings
+
+
+# ------------------------------------------------------------------ uapi copies
+def _uapi_pairs(ctx, touched: set[str]):
+    names = sorted({m.group(1) for p in touched if (m := _UAPI.match(p))})
+    for name in names:
+        kern, tools = f"include/uapi/linux/{name}", f"tools/include/uapi/linux/{name}"
+        k_post, t_post = ctx.post_text(kern), ctx.post_text(tools)
+        if k_post is None or t_post is None or k_post == t_post:
+            continue
+        k_pre, t_pre = ctx.pre_text(kern), ctx.pre_text(tools)
+        # Point at the copy the patch left behind (the tools one when both moved).
+        stale = kern if (tools in touched and kern not in touched) else tools
+        fresh = tools if stale == kern else kern
+        fresh_text, stale_text = (k_post, t_post) if fresh == kern else (t_post, k_post)
+        details, first = ynlspec.diff(stale_text, fresh_text, f"a/{stale}", f"b/{stale}")
+        if k_pre is not None and t_pre is not None and k_pre != t_pre:
+            yield ctx.finding(
+                "info", f"{tools} was already out of sync with {kern} before this patch; "
+                        "not comparing them", file=stale,
+                hint="the tools/ copies of uapi headers are synced separately (perf/tools)")
+            continue
+        yield ctx.finding(
+            "error", f"{stale} differs from {fresh} after this patch",
+            file=stale, line=first, details=details,
+            hint=f"cp {fresh} {stale}" + (f" (or {REGEN_HINT})"
+                                          if ynlspec.parse_header(fresh, fresh_text) else ""))
+
+
+# ------------------------------------------------------------------ families
+def _generated_files(ctx) -> list[ynlspec.Generated]:
+    """Every generated file in the post-patch tree, found as ynl-regen.sh does."""
+    cp = gitutil.git(ctx.tree.repo, "grep", "-l", "-I", ynlspec.GEN_PATTERN, ctx.post,
+                     check=False)
+    out = []
+    prefix = f"{ctx.post}:"
+    for line in cp.stdout.splitlines():
+        path = line.removeprefix(prefix)
+        g = ynlspec.parse_header(path, ctx.post_text(path) or "")
+        if g:
+            out.append(g)
+    return out
+
+
+def _families(ctx, specs: set[str], gen_touched: list[ynlspec.Generated], gen_changed: bool):
+    all_gen = _generated_files(ctx)
+    by_spec: dict[str, list[ynlspec.Generated]] = {}
+    for g in all_gen:
+        by_spec.setdefault(g.spec, []).append(g)
+    affected = sorted(specs | {g.spec for g in gen_touched})
+    scripts = ctx.tree.scripts
+    schemas = sorted(p.name for p in (scripts / "Documentation/netlink").glob("*.yaml"))
+    findings = []
+    regenerated: list[str] = []
+    for spec_path in affected:
+        post = ctx.post_text(spec_path)
+        files = by_spec.get(spec_path, [])
+        if post is None:
+            for g in files:
+                findings.append(ctx.finding(
+                    "error", f"{g.path} is generated from {spec_path}, which this patch removes",
+                    file=g.path, hint="remove the generated files with the spec"))
+            continue
+        try:
+            spec = ynlspec.load(post)
+        except Exception:  # noqa: BLE001 - reported by validate() below
+            spec = None
+        family = ynlspec.family_name(spec_path, spec)
+        valid = True
+        if spec_path in specs:
+            got, valid = _validate(ctx, spec_path, post, spec)
+            findings += got
+            if valid and isinstance(spec, dict):
+                findings += _lint(ctx, spec_path, post, spec)
+        if not valid:
+            findings.append(ctx.finding(
+                "info", f"not regenerating {family}: {spec_path} does not validate"))
+            continue
+        if not files:
+            if spec_path in specs:
+                findings.append(ctx.finding(
+                    "info", f"{spec_path}: no file in the tree is generated from it"))
+            continue
+        inputs = {spec_path: post}
+        for name in schemas:
+            text = ctx.post_text(f"{ynlspec.SCHEMA_DIR}{name}")
+            if text is not None:
+                inputs[f"{ynlspec.SCHEMA_DIR}{name}"] = text
+        results = ynlspec.regenerate(scripts, files, inputs)
+        stale = 0
+        for r in results:
+            have = ctx.post_text(r.file.path) or ""
+            if r.text is None:
+                stale += 1
+                findings.append(ctx.finding(
+                    "error", f"the YNL generator fails on {spec_path} ({r.file.mode} "
+                             f"{r.file.kind} for {r.file.path})",
+                    file=spec_path, details=r.error, hint="fix the spec; then " + REGEN_HINT))
+                continue
+            if r.text == have:
+                continue
+            stale += 1
+            details, first = ynlspec.diff(have, r.text, f"a/{r.file.path}",
+                                          f"b/{r.file.path} (regenerated)")
+            why = (" (not regenerated after the spec change)"
+                   if spec_path in specs and r.file.path not in {g.path for g in gen_touched}
+                   else " (edited by hand?)")
+            if gen_changed:
+                # The patch changes the generator, which napipatch never runs:
+                # the base copy's output is only an indication.
+                why = (" by the base commit's generator; this patch changes the generator, "
+                       "so the difference may be intended")
+            findings.append(ctx.finding(
+                "warning" if gen_changed else "error",
+                f"{r.file.path} is not what the YNL generator makes from {spec_path}" + why,
+                file=r.file.path, line=first, details=details, hint=REGEN_HINT))
+        n = len(results)
+        state = f"{n} files match" if not stale else f"{stale} of {n} files differ"
+        regenerated.append((family, state, [f"{family}: {r.file.mode} {r.file.kind}: "
+                                            f"{r.file.path}" for r in results]))
+    if regenerated:
+        # One line: which families were regenerated, out of how many.
+        total = len({g.spec for g in all_gen})
+        findings.append(ctx.finding(
+            "info", "regenerated " + "; ".join(f"{fam}: {state}" for fam, state, _ in regenerated)
+                    + f" ({len(regenerated)} of {total} YNL families in the tree; "
+                      "the others are not affected by this patch)",
+            details="\n".join(ln for _, _, lines in regenerated for ln in lines)))
+    return findings
+
+
+def _validate(ctx, spec_path: str, post: str, spec) -> tuple[list, bool]:
+    schema_rel = ynlspec.schema_path(spec) if isinstance(spec, dict) else None
+    schema = ctx.post_text(schema_rel) if schema_rel else None
+    if isinstance(spec, dict) and schema is None:
+        return [ctx.finding("error", f"{spec_path}: no schema {schema_rel} for protocol "
+                                     f"{spec.get('protocol', 'genetlink')!r}",
+                            file=spec_path, hint="use genetlink, genetlink-c, genetlink-legacy "
+                                                 "or netlink-raw")], False
+    problems = ynlspec.validate(post, schema or "{}")
+    if not problems:
+        return [], True
+    pre = ctx.pre_text(spec_path)
+    old = set()
+    if pre is not None and schema_rel:
+        old = {p.key for p in ynlspec.validate(pre, ctx.pre_text(schema_rel) or schema or "{}")}
+    out = [ctx.finding("error", f"{spec_path} does not validate against {schema_rel or 'YAML'}: "
+                                f"{p.message}", file=spec_path, line=p.line,
+                       hint="see Documentation/userspace-api/netlink/specs.rst")
+           for p in problems if p.key not in old]
+    return out, False
+
+
+def _lint(ctx, spec_path: str, post: str, spec: dict) -> list:
+    pre = ctx.pre_text(spec_path)
+    old = set()
+    if pre is not None:
+        try:
+            old = {p.key for p in ynlspec.lint(ynlspec.load(pre), {})}
+        except Exception:  # noqa: BLE001 - an unparsable old spec has no old warnings
+            old = set()
+    hints = {"noop": "add it to the request or reply attributes of the operations that "
+                     "should carry it",
+             "unused": "use it as 'enum:' of an attribute, or drop it",
+             "checks": "drop the checks (the enum bounds the value) or make them match the enum"}
+    return [ctx.finding("warning", f"{spec_path}: {p.message}", file=spec_path, line=p.line,
+                        hint=hints[p.key.split(":")[0]])
+            for p in ynlspec.lint(spec, ynlspec.line_map(post)) if p.key not in old]

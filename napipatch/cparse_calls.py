@@ -1,0 +1,338 @@
+"""Prototypes and call sites in kernel C, parsed with tree-sitter-c.
+
+Two questions, both answered from a real parse rather than line regexes:
+
+- ``prototypes(text)``: every function prototype, static inline
+  definition and function-like macro a file declares, with its return
+  type, parameter types (names dropped) and line range;
+- ``occurrences(text, names)``: every call of those names (with the
+  argument list split by the parser, so ``f(a, (b, c))`` has two
+  arguments), every other use of the name as an identifier (``.op =
+  f``, ``EXPORT_SYMBOL(f)``) and every declaration or definition of it.
+  Bodies of macros are parsed too, as a statement block at their line.
+
+Kernel annotations that tree-sitter cannot know (``__must_check``,
+``__printf(1, 2)``, ``__attribute__((...))`` ...) are blanked out with
+spaces first, so byte offsets and line numbers stay those of the file.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from dataclasses import dataclass, field
+
+import tree_sitter_c
+from tree_sitter import Language, Node, Parser
+
+_LANG = Language(tree_sitter_c.language())
+_local = threading.local()
+
+_ANNOTATIONS = re.compile(
+    r"__attribute__\s*\(\((?:[^()]|\((?:[^()]|\([^()]*\))*\))*\)\)"
+    r"|\b(?:__printf|__scanf|__acquires|__releases|__must_hold|__cond_acquires|__cond_releases"
+    r"|__alloc_size|__realloc_size|__counted_by|__guarded_by|__section|__aligned|__diag_ignore"
+    r"|__no_sanitize_or_inline|__assume_aligned)\s*\([^()]*\)"
+    r"|\b(?:__must_check|__cold|__hot|__init|__exit|__always_inline|noinline|__noinline"
+    r"|__maybe_unused|__always_unused|__pure|__malloc|__weak|asmlinkage|notrace|__sched"
+    r"|__net_init|__net_exit|__rcu|__user|__iomem|__percpu|__force|__bitwise|__deprecated"
+    r"|__noreturn|__latent_entropy|__visible|__ref|__read_mostly|__ro_after_init|__initdata"
+    r"|__initconst|__flatten|__no_kcsan|noinstr|__nocfi|__ksym|__weak|__packed|__nonstring"
+    r"|__cacheline_aligned|__cacheline_aligned_in_smp|__bpf_kfunc|__kprobes|__meminit"
+    r"|__devinit|__devexit|__exit_call|__must_be_array)\b"
+)
+_STORAGE = re.compile(r"\b(?:static|inline|extern|__inline__|__inline)\b")
+
+
+def _blank(m: re.Match) -> str:
+    return re.sub(r"[^\n]", " ", m.group(0))
+
+
+def clean(text: str) -> str:
+    """``text`` with kernel annotations blanked (same length, same lines)."""
+    return _ANNOTATIONS.sub(_blank, text)
+
+
+def _parser() -> Parser:
+    p = getattr(_local, "parser", None)
+    if p is None:
+        p = _local.parser = Parser(_LANG)
+    return p
+
+
+def _norm(s: str) -> str:
+    s = re.sub(r"\s+", " ", s).strip()
+    return re.sub(r"\s*([*,()\[\]])\s*", r"\1", s).replace("*", " *").replace("  ", " ").strip()
+
+
+@dataclass(frozen=True)
+class Param:
+    type: str          # "struct net_device *", "bool"; "" for a macro parameter
+    name: str          # may be "" for an unnamed parameter
+
+    def __str__(self) -> str:
+        return f"{self.type} {self.name}".strip()
+
+
+@dataclass(frozen=True)
+class Proto:
+    name: str
+    kind: str          # "function" | "macro"
+    ret: str           # normalised return type ("" for macros)
+    params: tuple[Param, ...]
+    variadic: bool
+    line: int          # 1-based first line of the prototype
+    end_line: int      # last line of the prototype (not the body)
+    static: bool = False
+
+    @property
+    def key(self) -> tuple:
+        return (self.kind, self.ret, tuple(p.type for p in self.params), self.variadic)
+
+    def accepts(self, nargs: int) -> bool:
+        return nargs >= len(self.params) if self.variadic else nargs == len(self.params)
+
+    def signature(self) -> str:
+        inner = ", ".join(str(p) for p in self.params)
+        if self.variadic:
+            inner = f"{inner}, ..." if inner else "..."
+        if self.kind == "macro":
+            return f"#define {self.name}({inner})"
+        return f"{self.ret} {self.name}({inner or 'void'})".replace("* ", "*")
+
+
+def _declared_identifier(node: Node | None) -> Node | None:
+    """The identifier a (possibly pointer/array/parenthesised) declarator declares."""
+    while node is not None:
+        if node.type in ("identifier", "field_identifier", "type_identifier"):
+            return node
+        nxt = node.child_by_field_name("declarator")
+        if nxt is None:
+            # parenthesized_declarator has no field name
+            named = [c for c in node.named_children if c.type != "comment"]
+            nxt = named[0] if named else None
+        node = nxt
+    return None
+
+
+def _function_declarator(node: Node | None) -> Node | None:
+    """The function_declarator naming a function (not a function pointer)."""
+    while node is not None:
+        if node.type == "function_declarator":
+            inner = node.child_by_field_name("declarator")
+            return node if inner is not None and inner.type == "identifier" else None
+        if node.type in ("pointer_declarator", "attributed_declarator"):
+            node = node.child_by_field_name("declarator")
+        else:
+            return None
+    return None
+
+
+def _params(src: bytes, plist: Node) -> tuple[tuple[Param, ...], bool]:
+    params: list[Param] = []
+    variadic = False
+    for c in plist.named_children:
+        if c.type == "variadic_parameter":
+            variadic = True
+        elif c.type in ("parameter_declaration", "optional_parameter_declaration"):
+            ident = _declared_identifier(c.child_by_field_name("declarator"))
+            if ident is not None:
+                t = src[c.start_byte:ident.start_byte] + src[ident.end_byte:c.end_byte]
+                name = ident.text.decode()
+            else:
+                t, name = src[c.start_byte:c.end_byte], ""
+            params.append(Param(_norm(t.decode(errors="replace")), name))
+    if len(params) == 1 and params[0].type == "void" and not params[0].name:
+        params = []
+    return tuple(params), variadic
+
+
+def _proto_of(src: bytes, node: Node) -> Proto | None:
+    if node.type == "preproc_function_def":
+        name = node.child_by_field_name("name")
+        pp = node.child_by_field_name("parameters")
+        if name is None or pp is None:
+            return None
+        params, variadic = [], False
+        for c in pp.children:
+            if c.type == "identifier":
+                params.append(Param("", c.text.decode()))
+            elif c.type == "...":
+                variadic = True
+        return Proto(name.text.decode(), "macro", "", tuple(params), variadic,
+                     node.start_point[0] + 1, name.end_point[0] + 1)
+    fdecl = _function_declarator(node.child_by_field_name("declarator"))
+    if fdecl is None:
+        return None
+    ident = fdecl.child_by_field_name("declarator")
+    plist = fdecl.child_by_field_name("parameters")
+    if ident is None or plist is None:
+        return None
+    if ident.text.decode() in _NOT_FUNCTIONS:
+        return None
+    head = src[node.start_byte:ident.start_byte].decode(errors="replace")
+    static = bool(re.search(r"\bstatic\b", head))
+    ret = _norm(_STORAGE.sub(" ", head))
+    params, variadic = _params(src, plist)
+    return Proto(ident.text.decode(), "function", ret, params, variadic,
+                 node.start_point[0] + 1, plist.end_point[0] + 1, static)
+
+
+_NOT_FUNCTIONS = {"sizeof", "typeof", "__typeof__", "_Static_assert", "static_assert",
+                  "alignof", "_Alignof", "__alignof__", "offsetof"}
+_CONTAINERS = {"translation_unit", "preproc_if", "preproc_ifdef", "preproc_else",
+               "preproc_elif", "preproc_elifdef", "linkage_specification", "declaration_list"}
+
+
+def prototypes(text: str) -> list[Proto]:
+    """Every function declaration/definition and function-like macro at file scope."""
+    src = clean(text).encode()
+    tree = _parser().parse(src)
+    out: list[Proto] = []
+    stack = [tree.root_node]
+    while stack:
+        node = stack.pop()
+        for c in node.children:
+            if c.type in ("declaration", "function_definition", "preproc_function_def"):
+                p = _proto_of(src, c)
+                if p is not None:
+                    out.append(p)
+            elif c.type in _CONTAINERS or c.type == "ERROR":
+                stack.append(c)
+    out.sort(key=lambda p: p.line)
+    return out
+
+
+@dataclass
+class Occurrence:
+    name: str
+    kind: str            # "call" | "ref" | "decl" | "def"
+    line: int            # 1-based, in the file
+    end_line: int
+    args: list[str] = field(default_factory=list)   # call arguments, as written
+    static: bool = False                             # for decl/def: declared static
+    proto: Proto | None = None                       # for decl/def of a function
+
+    @property
+    def nargs(self) -> int:
+        return len(self.args)
+
+
+def _walk(src: bytes, root: Node, names: set[str], row0: int, out: list[Occurrence],
+          macro_bodies: bool = True):
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        t = node.type
+        if t in ("comment", "string_literal", "char_literal", "system_lib_string"):
+            continue
+        if t == "call_expression":
+            fn = node.child_by_field_name("function")
+            if fn is not None and fn.type == "identifier" and fn.text.decode() in names:
+                al = node.child_by_field_name("arguments")
+                args = _split_args(src, al) if al is not None else []
+                out.append(Occurrence(fn.text.decode(), "call", node.start_point[0] + 1 + row0,
+                                      node.end_point[0] + 1 + row0, args))
+                # arguments can hold further calls or references
+                if al is not None:
+                    stack.append(al)
+                continue
+        if t in ("declaration", "function_definition", "field_declaration"):
+            fdecl = _function_declarator(node.child_by_field_name("declarator"))
+            if fdecl is not None:
+                ident = fdecl.child_by_field_name("declarator")
+                if ident is not None and ident.text.decode() in names:
+                    head = src[node.start_byte:ident.start_byte].decode(errors="replace")
+                    out.append(Occurrence(ident.text.decode(),
+                                          "def" if t == "function_definition" else "decl",
+                                          node.start_point[0] + 1 + row0,
+                                          node.end_point[0] + 1 + row0,
+                                          static=bool(re.search(r"\bstatic\b", head)),
+                                          proto=_proto_of(src, node)))
+                    body = node.child_by_field_name("body")
+                    if body is not None:
+                        stack.append(body)
+                    continue
+        if t in ("preproc_function_def", "preproc_def"):
+            name = node.child_by_field_name("name")
+            if name is not None and name.text.decode() in names:
+                out.append(Occurrence(name.text.decode(), "def", node.start_point[0] + 1 + row0,
+                                      node.end_point[0] + 1 + row0))
+            val = node.child_by_field_name("value")
+            if macro_bodies and val is not None:
+                body = val.text.decode(errors="replace")
+                if any(re.search(rf"\b{re.escape(n)}\b", body) for n in names):
+                    _macro_body(body, names, row0 + val.start_point[0], out)
+            continue
+        if t == "identifier" and node.text.decode() in names:
+            out.append(Occurrence(node.text.decode(), "ref", node.start_point[0] + 1 + row0,
+                                  node.end_point[0] + 1 + row0))
+            continue
+        stack.extend(reversed(node.children))
+
+
+def _separators(node: Node) -> list[int]:
+    """Byte offsets of the top-level commas of an argument list.
+
+    Macro arguments that are types (``container_of(p, struct foo, m)``)
+    come back as ERROR nodes; their commas still separate arguments.
+    """
+    out: list[int] = []
+
+    def scan(n: Node, depth: int) -> int:
+        for c in n.children:
+            if c.type in ("(", "[", "{") and n is not node:
+                depth += 1
+            elif c.type in (")", "]", "}") and n is not node:
+                depth -= 1
+            elif c.type == "," and depth == 0:
+                out.append(c.start_byte)
+            elif c.type == "ERROR":
+                depth = scan(c, depth)
+        return depth
+
+    scan(node, 0)
+    return out
+
+
+def _split_args(src: bytes, al: Node) -> list[str]:
+    """The arguments of a call as written, split at its top-level commas."""
+    if al.child_count < 2:
+        return []
+    start, end = al.start_byte + 1, al.end_byte - (1 if src[al.end_byte - 1:al.end_byte] == b")" else 0)
+    cuts = [start] + [b + 1 for b in sorted(_separators(al))] + [end + 1]
+    args = [src[a:b - 1].decode(errors="replace") for a, b in zip(cuts, cuts[1:])]
+    args = [re.sub(r"/\*.*?\*/|//[^\n]*", " ", a, flags=re.S).strip() for a in args]
+    return [] if args == [""] else args
+
+
+def _macro_body(body: str, names: set[str], row0: int, out: list[Occurrence]):
+    """Parse a macro's replacement text as statements at its own line."""
+    body = body.replace("\\\n", "  \n") if "\\\n" in body else body.replace("\\\r\n", "   \n")
+    body = re.sub(r"##", "  ", re.sub(r"(?<![\w#])#(?=\w)", " ", body))
+    prefix = "void __napipatch_macro(void) { "
+    src = clean(prefix + body + "\n;}").encode()
+    tree = _parser().parse(src)
+    _walk(src, tree.root_node, names, row0, out, macro_bodies=False)
+
+
+def occurrences(text: str, names: set[str]) -> list[Occurrence]:
+    """Calls, other references, declarations and definitions of ``names``."""
+    src = clean(text).encode()
+    tree = _parser().parse(src)
+    out: list[Occurrence] = []
+    _walk(src, tree.root_node, names, 0, out)
+    out.sort(key=lambda o: (o.line, o.kind))
+    return out
+
+
+def literal(arg: str) -> str | None:
+    """``true``/``false``/``0``/``1`` when ``arg`` is one of them (parens ignored)."""
+    a = arg.strip()
+    while a.startswith("(") and a.endswith(")"):
+        a = a[1:-1].strip()
+    if a in ("true", "false"):
+        return a
+    if re.fullmatch(r"[01][uUlL]*|0x0*[01]", a):
+        return a
+    return None
