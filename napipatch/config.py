@@ -39,6 +39,8 @@ KEYS: list[tuple[str, str, str, str]] = [
      "checkpatch types ignored (the netdev CI's list)"),
     ("napipatch.base-behind-warn", "base_behind_warn", "500",
      "warn when base-commit is this many commits behind the branch head"),
+    ("napipatch.hook-strict", "hook_strict", "false",
+     "a hook whose napipatch run fails blocks the send/push (default: warn and let it go)"),
 ]
 
 
@@ -52,6 +54,7 @@ class Config:
     jobs: str = "2"
     checkpatch_ignore: str = ""
     base_behind_warn: str = "500"
+    hook_strict: str = "false"
     raw: dict = field(default_factory=dict)
 
     @property
@@ -63,6 +66,11 @@ class Config:
     @property
     def store_root(self) -> Path:
         return Path(self.series_dir).expanduser()
+
+    @property
+    def strict_hooks(self) -> bool:
+        # A key written without a value ("[napipatch] hook-strict") is true in git.
+        return self.hook_strict.strip().lower() in ("", "true", "yes", "on", "1")
 
     def get(self, key: str, default: str = "") -> str:
         return self.raw.get(key.lower(), default)
