@@ -20,6 +20,9 @@ Example:
 Fix:
     ``git format-patch --cover-letter -v N`` and write the changelog in the
     cover letter (``napipatch series export`` renders it for you).
+
+    A revision range checked with ``--tree`` gets format-patch's
+    placeholder cover letter; its text is not judged.
 """
 
 from __future__ import annotations
@@ -55,7 +58,7 @@ def run(ctx):
         yield ctx.finding("error", "patches carry different versions: " +
                           ", ".join(f"v{v}" for v in sorted(versions)),
                           hint="re-send the whole series with one -v N")
-    if s.cover:
+    if s.cover and not s.extra.get("synthetic-cover"):
         body = s.cover.body
         if "*** SUBJECT HERE ***" in s.cover.subject.raw or "*** BLURB HERE ***" in body:
             yield ctx.finding("error", "the cover letter still has format-patch's placeholder text",

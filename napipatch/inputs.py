@@ -59,4 +59,8 @@ def from_range(tree: Path, revrange: str) -> Series:
         for f in files:
             mails += [mailmod.parse_message(raw, f.name, env)
                       for env, raw in mailmod.split_mbox(f.read_bytes(), f.name)]
-    return assemble(mails, revrange, name=revrange)
+    series = assemble(mails, revrange, name=revrange)
+    # The cover letter of a range is format-patch's placeholder: the user
+    # has not written it yet, so checks must not judge its text.
+    series.extra["synthetic-cover"] = series.cover is not None
+    return series
