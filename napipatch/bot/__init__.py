@@ -1,0 +1,6 @@
+"""The CI bot: follow public-inbox archives, check each new series, reply.
+
+config.py (TOML) -> archive.py (git follower of v2 epochs) -> state.py
+(SQLite) -> assemble.py (mails -> series) -> runner.py (a pass: checks via
+the engine, reply policy) -> mailer.py (headers, SMTP, dry-run).
+"""

@@ -1,0 +1,169 @@
+"""The bot's memory: one SQLite database (WAL) under the state dir.
+
+Tables:
+    position   last archive commit read, per inbox and epoch ('' = none yet)
+    inboxes    when the bot first followed each inbox
+    messages   every message seen (patch mails keep their raw bytes)
+    series     one row per series version: waiting, queued, checking,
+               reported, incomplete, superseded, failed
+    replies    every reply the bot decided to send, with its fixed
+               Message-ID and bytes: queued -> sending -> sent
+               (or ratelimited / failed)
+
+Every state change is one transaction, so a kill -9 leaves either the
+old or the new state, never half of it. The archive position moves in the
+same transaction as the messages read up to it.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from pathlib import Path
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS position(
+    inbox TEXT NOT NULL, epoch INTEGER NOT NULL, oid TEXT NOT NULL,
+    PRIMARY KEY(inbox, epoch));
+CREATE TABLE IF NOT EXISTS inboxes(name TEXT PRIMARY KEY, started REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS messages(
+    msgid TEXT PRIMARY KEY, inbox TEXT, epoch INTEGER, oid TEXT,
+    kind TEXT NOT NULL,            -- patch | other | bad
+    subject TEXT, author_name TEXT, author_email TEXT, date TEXT,
+    in_reply_to TEXT, refs TEXT,
+    version INTEGER, idx INTEGER, total INTEGER, tree TEXT, title TEXT,
+    raw BLOB, error TEXT, seen_at REAL NOT NULL, series_id INTEGER);
+CREATE INDEX IF NOT EXISTS messages_open ON messages(kind, series_id);
+CREATE TABLE IF NOT EXISTS series(
+    id INTEGER PRIMARY KEY, key TEXT UNIQUE NOT NULL,
+    title TEXT, author_name TEXT, author_email TEXT, version INTEGER, total INTEGER,
+    tree TEXT, head_msgid TEXT, inbox TEXT,
+    state TEXT NOT NULL, first_seen REAL NOT NULL, updated REAL NOT NULL,
+    prev_id INTEGER, note TEXT DEFAULT '', errors INTEGER, warnings INTEGER, base TEXT);
+CREATE INDEX IF NOT EXISTS series_state ON series(state);
+CREATE TABLE IF NOT EXISTS replies(
+    id INTEGER PRIMARY KEY, series_id INTEGER NOT NULL, kind TEXT NOT NULL,
+    msgid TEXT UNIQUE NOT NULL, author_email TEXT, sender TEXT, rcpts TEXT, mail BLOB,
+    state TEXT NOT NULL, created REAL NOT NULL, sent_at REAL, attempts INTEGER DEFAULT 0,
+    last_error TEXT DEFAULT '', dry_run INTEGER DEFAULT 0,
+    UNIQUE(series_id, kind));
+"""
+
+OPEN_STATES = ("waiting", "incomplete")
+
+
+class State:
+    def __init__(self, path: Path):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.db = sqlite3.connect(str(path), timeout=30, isolation_level=None)
+        self.db.row_factory = sqlite3.Row
+        self.db.execute("PRAGMA journal_mode=WAL")
+        self.db.execute("PRAGMA synchronous=FULL")
+        self.db.executescript(SCHEMA)
+
+    def close(self) -> None:
+        self.db.close()
+
+    # ------------------------------------------------------------ helpers
+    def tx(self):
+        return _Tx(self.db)
+
+    def q(self, sql: str, *args) -> list[sqlite3.Row]:
+        return self.db.execute(sql, args).fetchall()
+
+    def one(self, sql: str, *args):
+        return self.db.execute(sql, args).fetchone()
+
+    # ------------------------------------------------------------ archive
+    def position(self, inbox: str, epoch: int) -> str | None:
+        r = self.one("SELECT oid FROM position WHERE inbox=? AND epoch=?", inbox, epoch)
+        return r["oid"] if r else None
+
+    def set_position(self, inbox: str, epoch: int, oid: str) -> None:
+        self.db.execute("INSERT INTO position(inbox, epoch, oid) VALUES(?,?,?) "
+                        "ON CONFLICT(inbox, epoch) DO UPDATE SET oid=excluded.oid",
+                        (inbox, epoch, oid))
+
+    def inbox_started(self, name: str) -> bool:
+        return self.one("SELECT 1 FROM inboxes WHERE name=?", name) is not None
+
+    def mark_inbox_started(self, name: str) -> None:
+        self.db.execute("INSERT OR IGNORE INTO inboxes(name, started) VALUES(?, ?)",
+                        (name, time.time()))
+
+    def add_message(self, rec: dict) -> bool:
+        """Insert a message record; False when its Message-ID was seen before."""
+        cols = ("msgid", "inbox", "epoch", "oid", "kind", "subject", "author_name",
+                "author_email", "date", "in_reply_to", "refs", "version", "idx", "total",
+                "tree", "title", "raw", "error")
+        vals = [rec.get(c) for c in cols]
+        vals[cols.index("refs")] = json.dumps(rec.get("refs") or [])
+        cur = self.db.execute(
+            f"INSERT OR IGNORE INTO messages({', '.join(cols)}, seen_at) "
+            f"VALUES({', '.join('?' * len(cols))}, ?)", (*vals, time.time()))
+        return cur.rowcount == 1
+
+    def has_message(self, msgid: str) -> bool:
+        return self.one("SELECT 1 FROM messages WHERE msgid=?", msgid) is not None
+
+    def open_patch_messages(self) -> list[sqlite3.Row]:
+        return self.q(
+            "SELECT m.* FROM messages m LEFT JOIN series s ON s.id = m.series_id "
+            "WHERE m.kind='patch' AND (m.series_id IS NULL OR s.state IN (?, ?)) "
+            "ORDER BY m.seen_at, m.rowid", *OPEN_STATES)
+
+    # ------------------------------------------------------------ series
+    def series(self, sid: int) -> sqlite3.Row:
+        return self.one("SELECT * FROM series WHERE id=?", sid)
+
+    def series_members(self, sid: int) -> list[sqlite3.Row]:
+        return self.q("SELECT * FROM messages WHERE series_id=? ORDER BY idx", sid)
+
+    def set_series_state(self, sid: int, state: str, **extra) -> None:
+        sets = ", ".join(f"{k}=?" for k in extra)
+        self.db.execute(f"UPDATE series SET state=?, updated=?{', ' + sets if sets else ''} "
+                        "WHERE id=?", (state, time.time(), *extra.values(), sid))
+
+    # ------------------------------------------------------------ replies
+    def reply_for(self, sid: int, kind: str):
+        return self.one("SELECT * FROM replies WHERE series_id=? AND kind=?", sid, kind)
+
+    def add_reply(self, sid: int, kind: str, msgid: str, author_email: str, sender: str,
+                  rcpts: list[str], mail: bytes, state: str, dry_run: bool,
+                  note: str = "") -> None:
+        self.db.execute(
+            "INSERT INTO replies(series_id, kind, msgid, author_email, sender, rcpts, mail, "
+            "state, created, dry_run, last_error) VALUES(?,?,?,?,?,?,?,?,?,?,?)",
+            (sid, kind, msgid, author_email, sender, json.dumps(rcpts), mail, state,
+             time.time(), int(dry_run), note))
+
+    def replies_in(self, *states: str) -> list[sqlite3.Row]:
+        marks = ",".join("?" * len(states))
+        return self.q(f"SELECT * FROM replies WHERE state IN ({marks}) ORDER BY id", *states)
+
+    def set_reply_state(self, rid: int, state: str, **extra) -> None:
+        sets = ", ".join(f"{k}=?" for k in extra)
+        self.db.execute(f"UPDATE replies SET state=?{', ' + sets if sets else ''} WHERE id=?",
+                        (state, *extra.values(), rid))
+
+    def replies_to_author_since(self, author_email: str, since: float) -> int:
+        r = self.one("SELECT count(*) AS n FROM replies WHERE lower(author_email)=lower(?) "
+                     "AND created >= ? AND state IN ('queued', 'sending', 'sent')",
+                     author_email, since)
+        return r["n"]
+
+
+class _Tx:
+    """``with state.tx():`` BEGIN IMMEDIATE … COMMIT (ROLLBACK on error)."""
+
+    def __init__(self, db: sqlite3.Connection):
+        self.db = db
+
+    def __enter__(self):
+        self.db.execute("BEGIN IMMEDIATE")
+        return self.db
+
+    def __exit__(self, et, ev, tb):
+        self.db.execute("COMMIT" if et is None else "ROLLBACK")
+        return False

@@ -1,0 +1,575 @@
+"""The CI bot end to end: a real public-inbox, a real SMTP server, kill -9.
+
+Mails reach the archive through public-inbox-mda (and are served over
+http by public-inbox-httpd), the bot runs as ``napipatch bot once|run``
+subprocesses, and replies are captured by an aiosmtpd server on loopback.
+"""
+
+from __future__ import annotations
+
+import email
+import email.policy
+import os
+import re
+import signal
+import socket
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from aiosmtpd.controller import Controller
+
+from conftest import LORE, commit_files, edit, git
+
+V4 = LORE / "threaded-busy-poll-v4.mbox"
+V3 = LORE / "threaded-busy-poll-v3-cover.mbox"
+LIST = "netdev@example.org"
+BOT = "napipatch-bot <bot@example.org>"
+
+pytestmark = pytest.mark.skipif(
+    subprocess.run(["sh", "-c", "command -v public-inbox-mda"], capture_output=True).returncode,
+    reason="public-inbox not installed (scripts/install.sh)")
+
+
+# ---------------------------------------------------------------- helpers
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def mbox_messages(path: Path) -> list[bytes]:
+    parts = path.read_bytes().split(b"From mboxrd@z Thu Jan  1 00:00:00 1970\n")
+    return [p for p in parts if p.strip()]
+
+
+def header(raw: bytes, name: str) -> str:
+    return str(email.message_from_bytes(raw, policy=email.policy.default)[name] or "")
+
+
+class Inbox:
+    """A public-inbox v2 archive (public-inbox-init -V2 -L full)."""
+
+    def __init__(self, root: Path, port: int | None = None):
+        self.root = root
+        self.dir = root / "netdev"
+        self.port = port or free_port()
+        self.url = f"http://127.0.0.1:{self.port}/netdev"
+        self.env = dict(os.environ, PI_CONFIG=str(root / "config"), HOME=str(root))
+        self._run("public-inbox-init", "-V2", "-L", "full", "netdev", str(self.dir), self.url, LIST)
+        self._run("git", "config", "-f", str(root / "config"), "publicinboxmda.spamcheck", "none")
+        self.httpd: subprocess.Popen | None = None
+
+    def _run(self, *cmd, input=None):
+        cp = subprocess.run(cmd, env=self.env, input=input, capture_output=True)
+        assert cp.returncode == 0, (cmd, cp.stderr.decode(errors="replace"))
+
+    def deliver(self, *msgs: bytes) -> None:
+        for m in msgs:
+            self._run("env", f"ORIGINAL_RECIPIENT={LIST}", "public-inbox-mda", "--no-precheck",
+                      input=m)
+
+    def serve(self) -> str:
+        self.httpd = subprocess.Popen(["public-inbox-httpd", "-l", f"http://127.0.0.1:{self.port}"],
+                                      env=self.env, stdout=subprocess.DEVNULL,
+                                      stderr=subprocess.DEVNULL)
+        for _ in range(200):
+            try:
+                socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
+                return self.url
+            except OSError:
+                time.sleep(0.05)
+        raise AssertionError("public-inbox-httpd did not start")
+
+    def stop(self):
+        if self.httpd:
+            self.httpd.terminate()
+            self.httpd.wait(timeout=30)
+
+
+class Capture:
+    def __init__(self):
+        self.mails: list[tuple[str, list[str], bytes]] = []
+
+    async def handle_DATA(self, server, session, envelope):
+        self.mails.append((envelope.mail_from, list(envelope.rcpt_tos), envelope.original_content
+                           or envelope.content))
+        return "250 OK"
+
+
+class Smtp:
+    """A real SMTP server on loopback that keeps what it is sent."""
+
+    def __init__(self, port: int | None = None):
+        self.port = port or free_port()
+        self.capture = Capture()
+        self.controller = None
+
+    def start(self):
+        self.controller = Controller(self.capture, hostname="127.0.0.1", port=self.port)
+        self.controller.start()
+        return self
+
+    def stop(self):
+        if self.controller:
+            self.controller.stop()
+            self.controller = None
+
+    @property
+    def mails(self):
+        return self.capture.mails
+
+
+@pytest.fixture
+def inbox(tmp_path):
+    ib = Inbox(tmp_path / "pi")
+    yield ib
+    ib.stop()
+
+
+@pytest.fixture
+def smtp():
+    s = Smtp().start()
+    yield s
+    s.stop()
+
+
+def write_config(tmp_path: Path, source: str, smtp_port: int | None = None, *, tree=None,
+                 extra: str = "", policy="problems", incomplete_after=3600, dry_run=False,
+                 rate=10, skip=("checkpatch", "callsites", "ynl"), start="beginning") -> Path:
+    key = "url" if source.startswith("http") else "path"
+    cfg = tmp_path / "bot.toml"
+    text = f"""
+[state]
+dir = "{tmp_path / 'state'}"
+
+[bot]
+interval = 0.5
+incomplete_after = {incomplete_after}
+
+[[inbox]]
+name = "netdev"
+{key} = "{source}"
+address = "{LIST}"
+start = "{start}"
+
+[reply]
+policy = "{policy}"
+from = "{BOT}"
+cc = ["ci-log@example.org"]
+rate_per_hour = {rate}
+{f'dry_run_dir = "{tmp_path / "out"}"' if dry_run else ''}
+
+[smtp]
+host = "127.0.0.1"
+port = {smtp_port or 1}
+timeout = 10
+
+[checks]
+skip = {list(skip)!r}
+""".replace("'", '"')
+    if tree:
+        text += f'\n[tree]\npath = "{tree}"\n'
+    cfg.write_text(text + extra)
+    return cfg
+
+
+def once(cli, cfg, env=None, check=0):
+    return cli("bot", "once", "--config", cfg, "-v", env=env, check=check)
+
+
+def status(cli, cfg) -> str:
+    return cli("bot", "status", "--config", cfg, check=0).stdout
+
+
+def own_series(repo: Path, base: str, outdir: Path, subjects: list[str], cover: bool = True,
+               author=("Test Author", "author@example.org")) -> list[bytes]:
+    """Commits on ``base`` (one comment line each in net/core/dev.c), sent the
+    way git send-email threads them: format-patch --thread --cover-letter."""
+    parent = base
+    for i, subj in enumerate(subjects):
+        text = edit(repo, parent, "net/core/dev.c", "#include <linux/uaccess.h>\n",
+                    f"#include <linux/uaccess.h>\n/* bot test line {i} of {subj[:20]} */\n")
+        parent = commit_files(repo, parent, {"net/core/dev.c": text},
+                              f"{subj}\n\nA line of comment for the CI bot tests, number {i}.\n",
+                              author=author)
+    extra = ["--thread=shallow", f"--to={LIST}", "--subject-prefix=PATCH net-next"]
+    if cover:
+        extra.append("--cover-letter")
+    outdir.mkdir(parents=True, exist_ok=True)
+    # The cover letter is From the committer: the same person here.
+    git(repo, "format-patch", "-q", f"--base={base}", "-o", str(outdir), *extra,
+        f"{base}..{parent}", env={"GIT_COMMITTER_NAME": author[0], "GIT_COMMITTER_EMAIL": author[1]})
+    d = outdir
+    out = []
+    for f in sorted(d.glob("*.patch")):
+        data = f.read_bytes().split(b"\n", 1)[1]  # drop the "From <sha>" line
+        data = data.replace(b"*** SUBJECT HERE ***", b"Comment lines for the CI bot")
+        data = data.replace(b"*** BLURB HERE ***", b"Two comments, to test the bot.")
+        out.append(data)
+    return out
+
+
+def parsed(raw: bytes):
+    """The mail as a reader's client sees it (SMTP's CRLF line ends undone)."""
+    return email.message_from_bytes(raw.replace(b"\r\n", b"\n"), policy=email.policy.default)
+
+
+# ---------------------------------------------------------------- tests
+def test_v4_thread_over_http_waits_then_replies(cli, tmp_path, inbox, smtp, kernel_tree):
+    """The real v4 thread, delivered over time and followed over http."""
+    msgs = mbox_messages(V4)
+    cover, patches, replies = msgs[0], msgs[1:5], msgs[5:]
+    url = inbox.serve()
+    tag = git(kernel_tree, "rev-parse", "HEAD")
+    cfg = write_config(tmp_path, url, smtp.port, tree=kernel_tree,
+                       extra=f'branches = {{net-next = "{tag}", net = "{tag}"}}\n')
+    inbox.deliver(mbox_messages(V3)[0], cover, patches[0])
+    cp = once(cli, cfg)
+    assert "3 new messages" in cp.stdout
+    st = status(cli, cfg)
+    assert "superseded v3 0/4 'Add support to do threaded napi busy poll'" in st
+    assert "waiting    v4 1/4 'Add support to do threaded napi busy poll' " \
+           "by skhawaja@google.com (follows #1)" in st
+    assert smtp.mails == []
+
+    inbox.deliver(*patches[1:], *replies)
+    cp = once(cli, cfg)
+    assert "1 series checked" in cp.stdout and "1 sent" in cp.stdout, cp.stdout
+    assert len(smtp.mails) == 1
+    mail_from, rcpts, raw = smtp.mails[0]
+    m = parsed(raw)
+    assert mail_from == "bot@example.org"
+    assert sorted(rcpts) == ["ci-log@example.org", LIST, "skhawaja@google.com"]
+    assert m["From"] == BOT
+    assert m["To"] == "Samiullah Khawaja <skhawaja@google.com>"
+    assert m["Subject"] == "Re: [PATCH net-next v4 0/4] Add support to do threaded napi busy poll"
+    assert m["In-Reply-To"] == "<20250321021517.0-skhawaja@reconstructed.invalid>"
+    assert "<20250321021517.0-skhawaja@reconstructed.invalid>" in m["References"]
+    assert m["Auto-Submitted"] == "auto-generated"
+    body = m.get_content()
+    assert body.startswith("Hi Samiullah,\n")
+    assert "[static check ERROR on net-next/" in body
+    assert f"base:           {tag} (no usable base-commit; net-next branch {tag})" in body
+    assert f"url:            {url}/20250321021517.0-skhawaja@reconstructed.invalid/" in body
+    assert "previous:       v3 <20250205001000.0-skhawaja@reconstructed.invalid>" in body
+    assert "SERIES: [PATCH net-next v4 0/4]" in body
+    assert "warning: [base-commit] no base-commit: in the cover letter" in body
+    p1 = body.index("PATCH 1/4: [PATCH net-next v4 1/4]")
+    p3 = body.index("PATCH 3/4: [PATCH net-next v4 3/4]")
+    assert p1 < body.index("include/linux/netdevice.h:594: warning: [kdoc]") < p3
+    assert body.index("[cachelines] 'threaded' in struct net_device changed") > p3
+    assert "error: [apply]" in body  # made against 2025 net-next, not 6.12
+    st = status(cli, cfg)
+    assert "reported   v4 4/4" in st and "reply report <" in st and "> sent" in st
+    assert m["Message-ID"].strip("<>") in st
+
+    # Nothing is ever sent twice, and the bot's own reply coming back via the
+    # list is just another mail.
+    inbox.deliver(raw)
+    cp = once(cli, cfg)
+    assert "1 new messages" in cp.stdout and "0 sent" in cp.stdout
+    assert len(smtp.mails) == 1
+
+
+def test_own_series_base_commit_and_policy(cli, tmp_path, inbox, smtp, kernel_tree, base_commit):
+    """A series of our own with base-commit, threaded by format-patch; a clean
+    single patch gets no reply under the default policy."""
+    two = own_series(kernel_tree, base_commit, tmp_path / "two",
+                     ["net: core: note the first thing", "Note the second thing"])
+    one = own_series(kernel_tree, base_commit, tmp_path / "one",
+                     ["net: core: a single clean comment"], cover=False,
+                     author=("Other Person", "other@example.org"))
+    cfg = write_config(tmp_path, str(inbox.dir), smtp.port, tree=kernel_tree)
+    inbox.deliver(two[0], two[1])
+    once(cli, cfg)
+    assert "waiting    v1 1/2 'Comment lines for the CI bot'" in status(cli, cfg)
+    assert smtp.mails == []
+
+    inbox.deliver(two[2], one[0])
+    cp = once(cli, cfg)
+    assert "2 series checked" in cp.stdout, cp.stdout
+    assert len(smtp.mails) == 1
+    _f, rcpts, raw = smtp.mails[0]
+    m = parsed(raw)
+    assert m["To"] == "Test Author <author@example.org>"
+    assert m["Subject"] == "Re: [PATCH net-next 0/2] Comment lines for the CI bot"
+    assert m["In-Reply-To"] == header(two[0], "Message-ID")
+    body = m.get_content()
+    assert f"base:           {base_commit} (base-commit)" in body
+    assert "[static check WARNING on net-next/base-commit " in body
+    assert "PATCH 1/2" not in body  # nothing to say about patch 1
+    assert "PATCH 2/2: [PATCH net-next 2/2] Note the second thing\n" \
+           "  warning: [subject] no subsystem prefix in 'Note the second thing'" in body
+    assert "apply (pass)" in body and "kdoc (pass)" in body
+    st = status(cli, cfg)
+    assert "'net: core: a single clean comment' by other@example.org 0E/0W -- clean: no reply (policy)" in st
+
+
+def test_incomplete_notice_then_report_dry_run(cli, tmp_path, inbox, kernel_tree, base_commit):
+    """Missing patches past incomplete_after: one 'incomplete' reply, then the
+    report when the rest arrives; dry-run writes mails to a directory."""
+    two = own_series(kernel_tree, base_commit, tmp_path / "two",
+                     ["net: core: first", "net: core: second"])
+    cfg = write_config(tmp_path, str(inbox.dir), incomplete_after=0, dry_run=True,
+                       policy="always")
+    inbox.deliver(two[0], two[1])
+    once(cli, cfg)
+    once(cli, cfg)
+    out = sorted((tmp_path / "out").glob("*.eml"))
+    assert len(out) == 1
+    m = parsed(out[0].read_bytes())
+    assert m["Subject"] == "Re: [PATCH net-next 0/2] Comment lines for the CI bot"
+    body = m.get_content()
+    assert "patch 2/2 did not reach the list within 0 minutes" in body
+    assert "have: [PATCH net-next 1/2] net: core: first" in body
+    assert "incomplete v1 1/2" in status(cli, cfg)
+
+    inbox.deliver(two[2])
+    once(cli, cfg)
+    out = sorted((tmp_path / "out").glob("*.eml"))
+    assert len(out) == 2
+    body = parsed(out[1].read_bytes()).get_content()
+    assert "nothing to report" in body and "[static check OK on net-next (diff-only checks)]" in body
+    st = status(cli, cfg)
+    assert "reported   v1 2/2" in st and "reply incomplete <" in st and "reply report <" in st
+
+
+def test_rate_limit_per_author(cli, tmp_path, inbox, kernel_tree, base_commit):
+    a = own_series(kernel_tree, base_commit, tmp_path / "a", ["First thing without prefix"], cover=False)
+    b = own_series(kernel_tree, base_commit, tmp_path / "b", ["Second thing without prefix"], cover=False)
+    cfg = write_config(tmp_path, str(inbox.dir), dry_run=True, rate=1)
+    inbox.deliver(a[0], b[0])
+    once(cli, cfg)
+    assert len(list((tmp_path / "out").glob("*.eml"))) == 1
+    st = status(cli, cfg)
+    assert "ratelimited -- not sent: 1 replies to author@example.org in the last hour" in st
+
+
+def test_hostile_headers_and_bad_mail(cli, tmp_path, inbox, smtp, kernel_tree, base_commit):
+    """CR/LF smuggled into the subject and name never reach a header or the
+    envelope; unreadable mail is logged and skipped without stopping the pass."""
+    [patch] = own_series(kernel_tree, base_commit, tmp_path / "p", ["Harmless looking change"],
+                         cover=False)
+    head, body = patch.split(b"\n\n", 1)
+    lines = [ln for ln in head.split(b"\n") if not ln.startswith((b"Subject:", b"From:", b" "))]
+    lines.append(b"Subject: =?utf-8?q?[PATCH_net-next]_evil=0D=0ABcc:_victim@example.org?=")
+    # A Unicode line separator and NUL in the name (the email package itself
+    # refuses CR/LF in an address: that mail is unreadable, below).
+    hostile = b"\n".join(lines + [
+        b"From: =?utf-8?q?Mallory=E2=80=A8Cc:_victim2@example.org=00?= <mallory@example.org>"]) \
+        + b"\n\n" + body
+    crlf_from = b"\n".join(lines + [
+        b"From: =?utf-8?q?Mallory=0D=0ACc:_victim3@example.org?= <mallory@example.org>"]) \
+        + b"\n\n" + body
+    crlf_from = re.sub(rb"(?im)^(message-id: <)", rb"\1crlf.", crlf_from, count=1)
+    latin = re.sub(rb"(?im)^(message-id: <)", rb"\1latin.", patch, count=1).replace(
+        b"A line of comment", b"Caf\xe9 \xff line of comment")
+    cfg = write_config(tmp_path, str(inbox.dir), smtp.port, policy="always")
+    raw8bit = (b"From: Ren\xe9 <rene@example.org>\nSubject: Re: caf\xe9 \xff\nMessage-ID: <r8@x>\n"
+               b"Date: Thu, 01 Jan 2026 00:00:00 +0000\n\nraw 8-bit headers\n")
+    inbox.deliver(latin, crlf_from, raw8bit, hostile)
+    cp = once(cli, cfg)
+    assert "(2 unreadable)" in cp.stdout
+    assert "unreadable mail, skipped" in cp.stderr and "not valid utf-8" in cp.stderr
+    assert "address parts cannot contain CR or LF" in cp.stderr
+    assert len(smtp.mails) == 1
+    mail_from, rcpts, raw = smtp.mails[0]
+    assert sorted(rcpts) == ["ci-log@example.org", "mallory@example.org", LIST]
+    hdr = raw.split(b"\r\n\r\n", 1)[0]
+    assert b"\nBcc:" not in hdr and b"\nCc: victim" not in hdr and b"victim2@example.org>" not in hdr
+    assert b"victim3" not in raw
+    m = parsed(raw)
+    assert m["Bcc"] is None
+    assert m["Cc"] == f"ci-log@example.org, {LIST}"
+    assert m["Subject"] == "Re: [PATCH net-next] evil Bcc: victim@example.org"
+    assert m["To"] == '"Mallory Cc: victim2@example.org" <mallory@example.org>'
+    assert "messages: 4 seen, 1 patch mails, 2 unreadable" in status(cli, cfg)
+
+
+def test_start_now_skips_history(cli, tmp_path, inbox, kernel_tree, base_commit):
+    """A bot started on an existing archive replies to new series only."""
+    [old] = own_series(kernel_tree, base_commit, tmp_path / "old", ["Old work"], cover=False)
+    [new] = own_series(kernel_tree, base_commit, tmp_path / "new", ["New work"], cover=False)
+    cfg = write_config(tmp_path, str(inbox.dir), dry_run=True, start="now")
+    inbox.deliver(old)
+    assert "pass: 0 new messages" in once(cli, cfg).stdout
+    inbox.deliver(new)
+    assert "pass: 1 new messages" in once(cli, cfg).stdout
+    [mail] = (tmp_path / "out").glob("*.eml")
+    assert parsed(mail.read_bytes())["Subject"] == "Re: [PATCH net-next] New work"
+
+
+def test_tree_tag_branch_fetched_from_remote(cli, tmp_path, inbox):
+    """No base-commit: the subject's tree tag picks the configured branch,
+    fetched fresh from the tree's remote before the series is applied."""
+    up, tree = tmp_path / "upstream", tmp_path / "tree"
+    ident = {"GIT_AUTHOR_NAME": "Up", "GIT_AUTHOR_EMAIL": "up@example.org",
+             "GIT_COMMITTER_NAME": "Up", "GIT_COMMITTER_EMAIL": "up@example.org"}
+    subprocess.run(["git", "init", "-q", "-b", "main", str(up)], check=True)
+    (up / "a.c").write_text("int a;\n")
+    git(up, "add", "a.c")
+    git(up, "commit", "-q", "-m", "a", env=ident)
+    subprocess.run(["git", "clone", "-q", str(up), str(tree)], check=True)
+    (up / "b.c").write_text("int b;\n")  # only upstream has it after the clone
+    git(up, "add", "b.c")
+    git(up, "commit", "-q", "-m", "b", env=ident)
+    head = git(up, "rev-parse", "HEAD")
+    git(up, "checkout", "-q", "-b", "work")  # the author's branch, made on main
+    (up / "b.c").write_text("int b = 1;\n")
+    git(up, "commit", "-q", "-am", "net: b: initialise b\n\nSigned-off-by: Up <up@example.org>",
+        env=ident)
+    patch = git(up, "format-patch", "-1", "--stdout", "--subject-prefix=PATCH net",
+                "--thread=shallow", env=ident).split("\n", 1)[1]
+    cfg = tmp_path / "bot.toml"
+    cfg.write_text(f"""
+[state]
+dir = "{tmp_path / 'state'}"
+[[inbox]]
+name = "netdev"
+path = "{inbox.dir}"
+start = "beginning"
+[tree]
+path = "{tree}"
+remote = "origin"
+branches = {{net = "main", net-next = "next"}}
+[reply]
+policy = "always"
+dry_run_dir = "{tmp_path / 'out'}"
+[checks]
+only = ["apply", "subject"]
+""")
+    inbox.deliver(patch.encode())
+    once(cli, cfg)
+    [mail] = (tmp_path / "out").glob("*.eml")
+    body = parsed(mail.read_bytes()).get_content()
+    assert f"base:           {head} (no usable base-commit; net branch main of origin)" in body
+    assert "[static check OK on net/main]" in body
+    assert "apply (pass), subject (pass)" in body
+
+
+def test_smtp_down_then_up(cli, tmp_path, inbox, kernel_tree, base_commit):
+    [patch] = own_series(kernel_tree, base_commit, tmp_path / "p", ["No prefix here"], cover=False)
+    port = free_port()
+    cfg = write_config(tmp_path, str(inbox.dir), port)
+    inbox.deliver(patch)
+    cp = once(cli, cfg)
+    assert "0 sent, 1 waiting to be sent" in cp.stdout
+    assert "stays queued" in cp.stderr
+    assert "queued (attempts 1) -- 127.0.0.1:" in status(cli, cfg)
+    server = Smtp(port).start()
+    try:
+        cp = once(cli, cfg)
+        assert "1 sent, 0 waiting" in cp.stdout
+        assert len(server.mails) == 1
+        once(cli, cfg)
+        assert len(server.mails) == 1
+    finally:
+        server.stop()
+
+
+@pytest.mark.parametrize("point", ["after-ingest", "after-assemble", "checking", "after-queue",
+                                   "before-send", "after-log"])
+def test_crash_and_restart_sends_once(cli, tmp_path, inbox, smtp, kernel_tree, base_commit, point):
+    """SIGKILL at each step (fault injection), restart: exactly one reply."""
+    msgs = own_series(kernel_tree, base_commit, tmp_path / "s", ["Lacks a prefix", "net: fine"])
+    cfg = write_config(tmp_path, str(inbox.dir), smtp.port)
+    inbox.deliver(*msgs)
+    cp = once(cli, cfg, env={"NAPIPATCH_BOT_CRASH_AT": point}, check=None)
+    assert cp.returncode == -signal.SIGKILL, (cp.stdout, cp.stderr)
+    assert f"fault injection: SIGKILL at {point}" in cp.stderr
+    once(cli, cfg)
+    once(cli, cfg)
+    assert len(smtp.mails) == 1
+    st = status(cli, cfg)
+    assert st.count("reply report <") == 1 and "> sent" in st
+
+
+def test_crash_after_smtp_accepted_reply_found_in_archive(cli, tmp_path, inbox, smtp, kernel_tree,
+                                                         base_commit):
+    """Killed after the server accepted the reply but before the sent-log: the
+    reply came back through the list, so the restart does not send it again."""
+    msgs = own_series(kernel_tree, base_commit, tmp_path / "s", ["Lacks a prefix"], cover=False)
+    cfg = write_config(tmp_path, str(inbox.dir), smtp.port)
+    inbox.deliver(*msgs)
+    cp = once(cli, cfg, env={"NAPIPATCH_BOT_CRASH_AT": "after-send"}, check=None)
+    assert cp.returncode == -signal.SIGKILL
+    assert len(smtp.mails) == 1
+    assert "> sending (attempts 1)" in status(cli, cfg)
+    inbox.deliver(smtp.mails[0][2])  # the list echoes the bot's reply
+    once(cli, cfg)
+    assert len(smtp.mails) == 1
+    assert "> sent (attempts 1) -- confirmed by the archive after a restart" in status(cli, cfg)
+
+
+def _db_state(db: Path) -> set[str]:
+    if not db.exists():
+        return set()
+    try:
+        con = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=5)
+        try:
+            return {r[0] for r in con.execute("SELECT state FROM series")} | \
+                   {"reply-" + r[0] for r in con.execute("SELECT state FROM replies")}
+        finally:
+            con.close()
+    except sqlite3.Error:
+        return set()
+
+
+def _wait_for(pred, proc, what, limit=300):
+    t0 = time.monotonic()
+    while not pred():
+        assert proc.poll() is None, f"bot exited early waiting for {what}"
+        assert time.monotonic() - t0 < limit, f"gave up waiting for {what}"
+        time.sleep(0.05)
+
+
+def test_daemon_sigkill_and_sigterm(cli, tmp_path, inbox, smtp, kernel_tree, base_commit):
+    """A real kill -9 of `bot run` while it checks (checkpatch on the tree
+    takes seconds), a restart, one reply; then SIGTERM stops it cleanly."""
+    msgs = own_series(kernel_tree, base_commit, tmp_path / "s", ["Lacks a prefix", "net: fine"])
+    cfg = write_config(tmp_path, str(inbox.dir), smtp.port, tree=kernel_tree, skip=())
+    db = tmp_path / "state" / "bot.sqlite3"
+    env = dict(os.environ, XDG_CACHE_HOME=str(cli.cache))
+    cmd = [sys.executable, "-m", "napipatch", "bot", "run", "--config", str(cfg)]
+    inbox.deliver(*msgs)
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        _wait_for(lambda: "checking" in _db_state(db), proc, "the checks to start")
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == -signal.SIGKILL
+    assert smtp.mails == []
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        _wait_for(lambda: "reply-sent" in _db_state(db), proc, "the reply")
+        proc.send_signal(signal.SIGTERM)
+        _out, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0, err
+    assert "stopping after this step" in err and "napipatch-bot: INFO: stopped" in err
+    assert len(smtp.mails) == 1
+    body = parsed(smtp.mails[0][2]).get_content()
+    assert "checkpatch (" in body and "PATCH 1/2: [PATCH net-next 1/2] Lacks a prefix" in body
+    once(cli, cfg)
+    assert len(smtp.mails) == 1
+
+
+def test_bad_config_one_line(cli, tmp_path):
+    cfg = tmp_path / "bot.toml"
+    cfg.write_text('[state]\ndir = "s"\n[[inbox]]\nname = "x"\npath = "y"\n[reply]\npolicy = "sometimes"\n')
+    cp = cli("bot", "once", "--config", cfg)
+    assert cp.returncode == 2
+    assert cp.stderr.strip() == f"napipatch: error: {cfg}: reply.policy: 'sometimes' is not one " \
+                                "of problems, always"
+    cfg.write_text('[state]\ndir = "s"\n[[inbox]]\nname = "x"\npath = "y"\n[smtp]\nprot = 25\n')
+    cp = cli("bot", "once", "--config", cfg)
+    assert cp.stderr.strip() == f"napipatch: error: {cfg}: unknown key smtp.prot"
