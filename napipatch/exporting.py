@@ -49,8 +49,9 @@ def changelog_entries(store: Store, name: str, version: int, changes: str) -> li
         for cv, lines in parse_changelog(info.get("changelog", "")).items():
             known.setdefault(cv, lines)  # the first version that told it wins
     if changes.strip():
+        # Keep the user's indentation: " - item" stays as written.
         known[version] = [ln if ln.startswith((" ", "-")) else f" - {ln}"
-                          for ln in changes.strip().splitlines()]
+                          for ln in changes.strip("\n").splitlines() if ln.strip()]
     return [{"version": v, "lines": known.get(v, []), "link": links.get(v - 1)}
             for v in sorted(set(known) | {v + 1 for v in links if v + 1 <= version}, reverse=True)
             if 1 < v <= version]
