@@ -28,11 +28,12 @@ app.add_typer(checks_app, name="checks")
 
 
 def _add_commands():
-    from . import bot_cli, hook_cli
+    from . import bot_cli, hook_cli, worker_cli
     from .jobs_cli import test_app
     app.add_typer(test_app, name="test")
     hook_cli.register(app)
     bot_cli.register(app)
+    worker_cli.register(app)
 
 
 _add_commands()

@@ -41,6 +41,18 @@ KEYS: list[tuple[str, str, str, str]] = [
      "warn when base-commit is this many commits behind the branch head"),
     ("napipatch.hook-strict", "hook_strict", "false",
      "a hook whose napipatch run fails blocks the send/push (default: warn and let it go)"),
+    ("napipatch.executor", "executor", "local",
+     "where build/boot jobs run: local, or celery (workers started with `napipatch worker`)"),
+    ("napipatch.broker-url", "broker_url", "redis://127.0.0.1:6379/0",
+     "Celery broker for the celery executor"),
+    ("napipatch.result-backend", "result_backend", "",
+     "Celery result backend (default: the broker)"),
+    ("napipatch.broker-visibility-timeout", "broker_visibility_timeout", "3600",
+     "seconds before a job taken by a worker that died is delivered again"),
+    ("napipatch.job-retries", "job_retries", "3",
+     "retries of a job that hit an infrastructure failure (host unreachable, disk full)"),
+    ("napipatch.job-retry-delay", "job_retry_delay", "30",
+     "seconds between those retries"),
 ]
 
 
@@ -55,6 +67,12 @@ class Config:
     checkpatch_ignore: str = ""
     base_behind_warn: str = "500"
     hook_strict: str = "false"
+    executor: str = "local"
+    broker_url: str = "redis://127.0.0.1:6379/0"
+    result_backend: str = ""
+    broker_visibility_timeout: str = "3600"
+    job_retries: str = "3"
+    job_retry_delay: str = "30"
     raw: dict = field(default_factory=dict)
 
     @property

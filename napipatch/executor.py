@@ -8,10 +8,12 @@ same job description elsewhere and hand back the same JobResult.
 
 from __future__ import annotations
 
+import errno
+import socket
 from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol
 
-from .findings import Finding
+from .findings import Finding, Severity
 
 
 @dataclass
@@ -34,6 +36,28 @@ class Executor(Protocol):
     def submit(self, job: Job) -> JobResult: ...
 
 
+class InfraError(Exception):
+    """The machinery failed (host unreachable, disk full), not the series."""
+
+
+def is_infra(exc: BaseException) -> bool:
+    if isinstance(exc, (InfraError, socket.timeout, ConnectionError, TimeoutError)):
+        return True
+    return isinstance(exc, OSError) and exc.errno in (
+        errno.ENOSPC, errno.EDQUOT, errno.EHOSTUNREACH, errno.ENETUNREACH, errno.ECONNREFUSED)
+
+
+def infra_result(kind: str, target: str, why: str, tries: int) -> JobResult:
+    """An infrastructure failure, reported as such: never a test failure."""
+    return JobResult(
+        kind=kind, target=target, status="error",
+        findings=[Finding(check=kind, severity=Severity.WARNING, patch=0,
+                          message=f"{target}: infrastructure failure after {tries} "
+                                  f"tr{'ies' if tries != 1 else 'y'}, not a result for this "
+                                  f"series: {why}",
+                          hint="run the job again when the host is healthy")])
+
+
 class LocalExecutor:
     """Runs each job here, synchronously."""
 
@@ -41,4 +65,9 @@ class LocalExecutor:
         self.progress = progress or (lambda _msg: None)
 
     def submit(self, job: Job) -> JobResult:
-        return job.run(self.progress)
+        try:
+            return job.run(self.progress)
+        except Exception as exc:
+            if not is_infra(exc):
+                raise
+            return infra_result(job.kind, getattr(job, "target", "?"), str(exc), 1)

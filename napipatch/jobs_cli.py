@@ -70,6 +70,37 @@ class _Progress:
         self.p.update(self.task, description=msg[:150])
 
 
+def _executor(cfg, prog, applied, commits, series):
+    """The executor napipatch.executor names: local (default) or celery."""
+    from .executor import LocalExecutor
+
+    kind = (cfg.executor or "local").strip().lower()
+    if kind == "local":
+        return LocalExecutor(prog)
+    if kind != "celery":
+        raise NapipatchError("napipatch.executor", f"unknown executor {kind!r} (local, celery)")
+    from .distributed import CeleryExecutor, app_from_config
+    # Workers elsewhere re-apply the patches to get the same commits.
+    patches = [m.as_format_patch() for m in series.patches[:len(commits)]]
+    return CeleryExecutor(app_from_config(cfg), patches=patches, base=applied.base, progress=prog)
+
+
+def _remote(cfg, applied, commits, names, jobs, report, executor) -> None:
+    from .remote import RemoteHost, RemoteJob, host_dict
+
+    tip = commits[-1] if commits else applied.base
+    for name in names:
+        host = RemoteHost.from_config(cfg, name)
+        res = executor.submit(RemoteJob(repo=applied.repo, target=name, commit=tip, patch=0,
+                                        cache=cfg.cache, host=host_dict(host), jobs=jobs))
+        _add(report, res)
+
+
+def _remote_targets(cfg) -> list[str]:
+    from . import targetdata as targets
+    return [n for n in targets.names() if cfg.get(f"napipatch.{n}.host")]
+
+
 def _add(report, result) -> None:
     from .engine import CheckResult
 
@@ -136,12 +167,12 @@ def build_cmd(target: str = typer.Argument(..., help=_TARGET_HELP), tree: Option
               targets: Optional[list[str]] = typer.Option(None, "--target", help="virtio-net or idpf (repeatable; default: all)."),
               jobs: int = _JOBS, fmt: str = _FMT):
     """Build the base and then every patch in order (incremental); exit 1 on build errors."""
-    from .executor import LocalExecutor
 
     cfg, applied, report, commits = _setup(target, tree, base)
     names = _targets(targets)
     with _Progress() as prog:
-        _build(cfg, applied, commits, names, jobs, report, LocalExecutor(prog))
+        _build(cfg, applied, commits, names, jobs, report,
+               _executor(cfg, prog, applied, commits, report.series))
     _finish(report, fmt)
 
 
@@ -153,7 +184,6 @@ def boot_cmd(target: str = typer.Argument(..., help=_TARGET_HELP), tree: Optiona
              timeout: Optional[float] = typer.Option(None, "--timeout", help="Seconds before a hung guest is killed (default: the target's).")):
     """Build the series tip and run the target's test plan in QEMU; exit 1 on failed tests."""
     from . import targetdata as targetsmod
-    from .executor import LocalExecutor
 
     cfg, applied, report, commits = _setup(target, tree, base)
     names = _targets(targets, bootable=not targets)
@@ -161,7 +191,25 @@ def boot_cmd(target: str = typer.Argument(..., help=_TARGET_HELP), tree: Optiona
         if targetsmod.load(n).boot is None:
             raise NapipatchError(n, "is build-only: QEMU has no model for it (use `napipatch test build`)")
     with _Progress() as prog:
-        _boot(cfg, applied, commits, names, jobs, timeout, report, LocalExecutor(prog))
+        _boot(cfg, applied, commits, names, jobs, timeout, report,
+              _executor(cfg, prog, applied, commits, report.series))
+    _finish(report, fmt)
+
+
+@test_app.command("remote")
+def remote_cmd(target: str = typer.Argument(..., help=_TARGET_HELP), tree: Optional[Path] = _TREE,
+               base: Optional[str] = _BASE,
+               targets: Optional[list[str]] = typer.Option(None, "--target", help="A target with a host in napipatch.TARGET.host (idpf)."),
+               jobs: int = _JOBS, fmt: str = _FMT):
+    """Build the series tip, boot it on the target's real host over SSH, run the plan there."""
+    cfg, applied, report, commits = _setup(target, tree, base)
+    names = targets or _remote_targets(cfg)
+    if not names:
+        raise NapipatchError("napipatch.idpf.host", "no remote host configured "
+                             "(git config napipatch.idpf.host HOST, napipatch.idpf.iface IFACE)")
+    with _Progress() as prog:
+        _remote(cfg, applied, commits, names, jobs, report,
+                _executor(cfg, prog, applied, commits, report.series))
     _finish(report, fmt)
 
 
@@ -172,14 +220,15 @@ def run_cmd(target: str = typer.Argument(..., help=_TARGET_HELP), tree: Optional
             no_cache: bool = typer.Option(False, "--no-cache", help="Ignore cached check results.")):
     """Checks, then a build of every patch for every target, then the boots."""
     from .engine import run_checks
-    from .executor import LocalExecutor
 
     cfg, applied, report, commits = _setup(target, tree, base)
     checked = run_checks(report.series, cfg, tree=applied.repo, base=base, use_cache=not no_cache)
     report.findings = checked.findings + [f for f in report.findings if f.check != "apply"]
     report.checks = checked.checks
     with _Progress() as prog:
-        ex = LocalExecutor(prog)
+        ex = _executor(cfg, prog, applied, commits, report.series)
         _build(cfg, applied, commits, _targets(None), jobs, report, ex)
         _boot(cfg, applied, commits, _targets(None, bootable=True), jobs, timeout, report, ex)
+        # Real hardware where a host is configured (idpf over SSH).
+        _remote(cfg, applied, commits, _remote_targets(cfg), jobs, report, ex)
     _finish(report, fmt)

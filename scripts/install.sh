@@ -13,7 +13,8 @@ $SUDO apt-get update -qq
 $SUDO apt-get install -y -q --no-install-recommends \
     git git-email perl python3 python3-venv python3-pip ca-certificates xz-utils \
     make gcc libc6-dev flex bison bc libelf-dev libssl-dev cpio dwarves ccache \
-    qemu-system-x86 busybox-static linux-source-6.12 public-inbox >/dev/null
+    qemu-system-x86 busybox-static linux-source-6.12 public-inbox \
+    redis-server openssh-server openssh-client iproute2 ethtool iputils-ping >/dev/null
 [ -x .venv/bin/python ] || python3 -m venv .venv
 .venv/bin/pip install -q --upgrade pip >/dev/null
 .venv/bin/pip install -q -e '.[test]'

@@ -45,6 +45,19 @@ def kernel_tree() -> Path:
 
 
 @pytest.fixture(scope="session")
+def build_dir() -> Path:
+    """One build directory for every test that builds a kernel.
+
+    $NAPIPATCH_TEST_BUILD_DIR, else ~/.cache/napipatch/build, kept between
+    runs so later runs are incremental (the first build is ~7-11 min).
+    """
+    d = Path(os.environ.get("NAPIPATCH_TEST_BUILD_DIR")
+             or Path.home() / ".cache" / "napipatch" / "build")
+    d.mkdir(parents=True, exist_ok=True)
+    return d
+
+
+@pytest.fixture(scope="session")
 def base_commit(kernel_tree) -> str:
     return git(kernel_tree, "rev-parse", "v6.12.117-debian^{commit}") if _has_tag(kernel_tree) \
         else git(kernel_tree, "rev-parse", "HEAD")

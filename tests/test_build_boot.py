@@ -23,14 +23,6 @@ DEV_C = "net/core/dev.c"
 THREADED = "int dev_set_threaded(struct net_device *dev, bool threaded)\n{\n"
 
 
-@pytest.fixture(scope="session")
-def build_dir() -> Path:
-    d = Path(os.environ.get("NAPIPATCH_TEST_BUILD_DIR")
-             or Path.home() / ".cache" / "napipatch" / "build")
-    d.mkdir(parents=True, exist_ok=True)
-    return d
-
-
 @pytest.fixture
 def run(cli, build_dir, kernel_tree):
     def _run(*args, check=None):

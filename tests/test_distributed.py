@@ -1,0 +1,284 @@
+"""Jobs on Celery + Redis, and the idpf remote target over a real sshd.
+
+Real parts: redis-server and `napipatch worker` (Celery) on loopback,
+a real virtio-net boot job, kill -9 of the worker mid-job; OpenSSH's sshd
+on loopback as the "idpf host", the test plan run over SSH on a veth pair
+in network namespaces (no idpf NIC can exist here: on real hardware the
+plan runs on the idpf interface after kexec, see README).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tarfile
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+from conftest import git
+
+pytestmark = [pytest.mark.build, pytest.mark.tree]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _wait_port(port: int, timeout: float = 20) -> None:
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < timeout:
+        with socket.socket() as s:
+            if s.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.1)
+    raise AssertionError(f"nothing listens on {port}")
+
+
+@pytest.fixture
+def redis_url(tmp_path):
+    exe = shutil.which("redis-server")
+    assert exe, "redis-server missing: run scripts/install.sh"
+    port = _free_port()
+    p = subprocess.Popen([exe, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
+                          "--appendonly", "no", "--dir", str(tmp_path)],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _wait_port(port)
+    yield f"redis://127.0.0.1:{port}/0"
+    p.kill()
+    p.wait()
+
+
+def _gitconfig(tmp_path, redis_url, **extra) -> Path:
+    f = tmp_path / f"gitconfig-{uuid.uuid4().hex[:6]}"
+    lines = ["[napipatch]", "\texecutor = celery", f"\tbroker-url = {redis_url}",
+             "\tbroker-visibility-timeout = 5", "\tjob-retry-delay = 1"]
+    lines += [f"\t{k.replace('_', '-')} = {v}" for k, v in extra.items()]
+    f.write_text("\n".join(lines) + "\n")
+    return f
+
+
+class Worker:
+    def __init__(self, tmp_path, gitconfig, queues, build_dir, name):
+        self.log = tmp_path / f"worker-{name}.log"
+        env = dict(os.environ, GIT_CONFIG_GLOBAL=str(gitconfig),
+                   NAPIPATCH_BUILD_DIR=str(build_dir), XDG_CACHE_HOME=str(tmp_path / "cache"))
+        self.p = subprocess.Popen([sys.executable, "-m", "napipatch", "worker", "--queues", queues,
+                                   "--name", f"{name}@%h"], stdout=open(self.log, "w"),
+                                  stderr=subprocess.STDOUT, env=env, start_new_session=True)
+        t0 = time.monotonic()
+        while "ready." not in self.text():
+            assert self.p.poll() is None, self.text()
+            assert time.monotonic() - t0 < 60, self.text()
+            time.sleep(0.2)
+
+    def text(self) -> str:
+        return self.log.read_text(errors="replace") if self.log.exists() else ""
+
+    def kill9(self):
+        os.killpg(self.p.pid, signal.SIGKILL)
+        self.p.wait()
+
+    def stop(self):
+        if self.p.poll() is None:
+            os.killpg(self.p.pid, signal.SIGTERM)
+            try:
+                self.p.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.kill9()
+
+
+@pytest.fixture
+def workers():
+    started = []
+    yield started
+    for w in started:
+        w.stop()
+
+
+def _cfg(gitconfig):
+    from napipatch import config as configmod
+    old = os.environ.get("GIT_CONFIG_GLOBAL")
+    os.environ["GIT_CONFIG_GLOBAL"] = str(gitconfig)
+    try:
+        return configmod.load()
+    finally:
+        if old is None:
+            os.environ.pop("GIT_CONFIG_GLOBAL")
+        else:
+            os.environ["GIT_CONFIG_GLOBAL"] = old
+
+
+def test_worker_killed_mid_boot_job_is_redelivered(tmp_path, redis_url, workers, kernel_tree,
+                                                   base_commit, build_dir):
+    from napipatch.distributed import TASK, app_from_config, result_from_dict, to_payload
+    from napipatch.jobs import BootJob
+
+    gc = _gitconfig(tmp_path, redis_url)
+    cfg = _cfg(gc)
+    app = app_from_config(cfg)
+    a = Worker(tmp_path, gc, "virtio-net", build_dir, "a")
+    workers.append(a)
+    job = BootJob(repo=kernel_tree, target="virtio-net", commit=base_commit, patch=0,
+                  cache=tmp_path / "cache")
+    res = app.send_task(TASK, args=[to_payload(job)], queue="virtio-net")
+    t0 = time.monotonic()
+    while res.state != "STARTED":
+        assert time.monotonic() - t0 < 120, (res.state, a.text()[-2000:])
+        time.sleep(0.2)
+    a.kill9()  # mid-job: the message was never acknowledged
+    b = Worker(tmp_path, gc, "virtio-net", build_dir, "b")
+    workers.append(b)
+    out = result_from_dict(res.get(timeout=900))
+    assert out.status == "pass", [f.message for f in out.findings]
+    tap = {t["name"]: t["status"] for t in out.data["tests"]}
+    assert tap["link up"] == "ok"
+    assert tap["threaded reads back 1"] == "ok"
+    # The result is stored before the worker logs it: give the log a moment.
+    t0 = time.monotonic()
+    while f"Task {TASK}[{res.id}] succeeded" not in b.text() and time.monotonic() - t0 < 30:
+        time.sleep(0.2)
+    assert f"Task {TASK}[{res.id}] succeeded" in b.text()
+    assert f"Task {TASK}[{res.id}] received" in a.text()
+    assert f"Task {TASK}[{res.id}] succeeded" not in a.text()
+
+
+def test_jobs_reach_only_workers_of_their_queue(tmp_path, redis_url, workers, kernel_tree,
+                                                base_commit, build_dir):
+    from napipatch.distributed import TASK, app_from_config, to_payload
+    from napipatch.jobs import BuildJob
+
+    gc = _gitconfig(tmp_path, redis_url)
+    app = app_from_config(_cfg(gc))
+    w = Worker(tmp_path, gc, "virtio-net", build_dir, "v")
+    workers.append(w)
+    job = BuildJob(repo=kernel_tree, target="idpf", base=base_commit, commits=[],
+                   cache=tmp_path / "cache")
+    res = app.send_task(TASK, args=[to_payload(job)], queue="idpf")
+    time.sleep(8)
+    assert res.state == "PENDING"
+    assert res.id not in w.text()
+    res.revoke()
+
+
+# ------------------------------------------------------------------ SSH target
+@pytest.fixture
+def sshd(tmp_path):
+    exe = shutil.which("sshd") or "/usr/sbin/sshd"
+    assert Path(exe).exists(), "sshd missing: run scripts/install.sh (openssh-server)"
+    d = tmp_path / "sshd"
+    d.mkdir()
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(d / "host")], check=True)
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(d / "user")], check=True)
+    (d / "authorized_keys").write_text((d / "user.pub").read_text())
+    os.chmod(d / "authorized_keys", 0o600)
+    Path("/run/sshd").mkdir(exist_ok=True)  # sshd's privilege separation dir
+    port = _free_port()
+    (d / "config").write_text(
+        f"Port {port}\nListenAddress 127.0.0.1\nHostKey {d / 'host'}\n"
+        f"AuthorizedKeysFile {d / 'authorized_keys'}\nPermitRootLogin prohibit-password\n"
+        f"StrictModes no\nUsePAM no\nPidFile {d / 'pid'}\nPasswordAuthentication no\n"
+        "Subsystem sftp /usr/lib/openssh/sftp-server\n")
+    p = subprocess.Popen([exe, "-D", "-e", "-f", str(d / "config")], stdout=subprocess.DEVNULL,
+                         stderr=open(d / "log", "w"))
+    _wait_port(port)
+    yield port, d / "user"
+    p.kill()
+    p.wait()
+
+
+@pytest.fixture
+def veth_netns():
+    tag = uuid.uuid4().hex[:6]
+    a, b = f"np-a-{tag}", f"np-b-{tag}"
+    sh = f"""set -e
+ip netns add {a}; ip netns add {b}
+ip -n {a} link add v0 type veth peer name v1 netns {b}
+ip netns exec {a} ethtool -K v0 gro on
+ip -n {b} addr add 10.99.0.2/24 dev v1
+ip -n {a} link set lo up; ip -n {b} link set lo up; ip -n {b} link set v1 up
+"""
+    subprocess.run(["sh", "-c", sh], check=True)
+    yield a
+    subprocess.run(["sh", "-c", f"ip netns del {a}; ip netns del {b}"], check=False)
+
+
+@pytest.fixture
+def artifacts(tmp_path, kernel_tree, base_commit, build_dir, monkeypatch):
+    """A really built kernel (the shared virtio-net build) and a modules tarball."""
+    from napipatch.build import Builder
+    from napipatch.targetdata import load
+
+    monkeypatch.setenv("NAPIPATCH_BUILD_DIR", str(build_dir))
+    with Builder(kernel_tree, load("virtio-net"), tmp_path / "cache") as b:
+        step = b.step(0, base_commit, "remote-artifacts")
+        assert step.ok, step.error_excerpt
+        image = b.dirs.obj / "arch/x86/boot/bzImage"
+        d = tmp_path / "artifacts"
+        d.mkdir()
+        shutil.copy(image, d / "bzImage")
+    with tarfile.open(d / "modules.tar.gz", "w:gz") as tf:
+        info = tarfile.TarInfo("lib/modules/napipatch-test/modules.order")
+        tf.addfile(info)
+    return d
+
+
+def _host(port, key, netns, boot="none"):
+    return {"host": "127.0.0.1", "port": port, "key": str(key), "iface": "v0", "boot": boot,
+            "peer": "10.99.0.2", "addr": "10.99.0.1/24", "netns": netns}
+
+
+def test_remote_plan_runs_over_ssh(tmp_path, sshd, veth_netns, artifacts, kernel_tree,
+                                   base_commit, monkeypatch, build_dir):
+    from napipatch.executor import LocalExecutor
+    from napipatch.remote import RemoteJob
+
+    monkeypatch.setenv("NAPIPATCH_BUILD_DIR", str(build_dir))
+    port, key = sshd
+    job = RemoteJob(repo=kernel_tree, target="idpf", commit=base_commit, patch=0,
+                    cache=tmp_path / "cache", host=_host(port, key, veth_netns),
+                    artifacts=str(artifacts))
+    res = LocalExecutor().submit(job)
+    msgs = [f.message for f in res.findings]
+    assert res.status == "pass", msgs
+    info = [f for f in res.findings if f.severity.value == "info"][0]
+    assert info.message.startswith(f"idpf host 127.0.0.1: kernel {os.uname().release} (none), ")
+    tap = {m.group(2): m.group(1) for m in
+           re.finditer(r"^(ok|not ok|skip)\s+\d+ - (.*?)(?:  \(.*\))?$", info.details, re.M)}
+    assert tap["link up"] == "ok"
+    assert tap["threaded reads back 1"] == "ok"
+    assert tap["napi/v0-* kthreads present while threaded (1)"] == "ok"
+    assert tap["ping through threaded NAPI"] == "ok"
+    assert tap["threaded=2 (busy poll)"] == "skip"  # the host's kernel refuses 2
+    copied = Path(f"/tmp/napipatch-{base_commit[:12]}")
+    assert (copied / "bzImage").read_bytes() == (artifacts / "bzImage").read_bytes()
+    assert (copied / "modules.tar.gz").is_file()
+
+
+def test_unreachable_host_is_an_infrastructure_error(tmp_path, redis_url, workers, kernel_tree,
+                                                     base_commit, artifacts, build_dir):
+    from napipatch.distributed import TASK, app_from_config, result_from_dict, to_payload
+    from napipatch.remote import RemoteJob
+
+    gc = _gitconfig(tmp_path, redis_url, job_retries=1)
+    app = app_from_config(_cfg(gc))
+    workers.append(Worker(tmp_path, gc, "idpf", build_dir, "i"))
+    closed = _free_port()  # nothing listens there
+    job = RemoteJob(repo=kernel_tree, target="idpf", commit=base_commit, patch=0,
+                    cache=tmp_path / "cache", host=_host(closed, "/nonexistent", ""),
+                    artifacts=str(artifacts))
+    out = result_from_dict(app.send_task(TASK, args=[to_payload(job)], queue="idpf")
+                           .get(timeout=300))
+    assert out.status == "error"
+    assert [f.severity.value for f in out.findings] == ["warning"]
+    assert "infrastructure failure after 2 tries, not a result for this series" in out.findings[0].message
+    assert "unreachable" in out.findings[0].message
