@@ -102,3 +102,22 @@ def test_revision_range_in_tree(cli, kernel_tree, base_commit, tmp_path):
     # The range's cover letter is format-patch's placeholder: not judged.
     assert data["findings"] == []
     assert len(data["series"]["patches"]) == 2
+
+
+def test_v5_flagship_is_clean_on_the_612_tree(cli, kernel_tree, base_commit):
+    """The flagship: v5 applies to 6.12 at its base-commit with no error or warning."""
+    cp = cli("--store", STORE, "check", "threaded-busy-poll@v5", "--tree", kernel_tree,
+             "--format", "json")
+    data = _json(cp)
+    assert cp.returncode == 0
+    assert data["base"] == base_commit and data["base_why"].startswith("base-commit")
+    assert [f for f in data["findings"] if f["severity"] != "info"] == []
+    status = {c["id"]: c["status"] for c in data["checks"]}
+    assert status["apply"] == "pass"
+    assert "skipped" not in status.values()
+    # What v4's reviewers asked for, now visible as facts of v5:
+    subjects = [p["subject"] for p in data["series"]["patches"]]
+    assert all("] net: " in s or "] netdev-genl: " in s or "] selftests: net: " in s
+               or "] net: core: " in s for s in subjects), subjects
+    callsites = [f for f in data["findings"] if f["check"] == "callsites"]
+    assert "6 call sites in the tree, 5 updated by this patch" in callsites[0]["message"]
