@@ -8,7 +8,7 @@ decide where it runs. Findings use check ids ``build`` and ``boot`` so
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from . import boot as bootmod

@@ -21,7 +21,6 @@ from __future__ import annotations
 import shlex
 import subprocess
 import tarfile
-import tempfile
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path

@@ -153,3 +153,27 @@ def cli(tmp_path) -> Cli:
 def lore_dir() -> Path:
     assert LORE.is_dir(), f"{LORE} missing"
     return LORE
+
+
+def one_patch(repo: Path, base: str, tmp_path: Path, changes: dict, subject: str,
+              name: str = "mail") -> tuple[Path, str]:
+    """A one-commit series on ``base`` made with format-patch: (directory, commit)."""
+    c = commit_files(repo, base, changes, subject if "\n" in subject else f"{subject}\n\nTest fixture.\n")
+    return format_patch(repo, f"{base}..{c}", tmp_path / name), c
+
+
+def check_json(cli, target, check_id: str, *args) -> dict:
+    """``napipatch check TARGET --only ID --format json``, asserting it ran."""
+    cp = cli("check", target, *args, "--only", check_id, "--format", "json")
+    assert cp.returncode in (0, 1), cp.stderr
+    import json
+    data = json.loads(cp.stdout)
+    ran = {c["id"]: c["status"] for c in data["checks"]}
+    assert ran.get(check_id) not in (None, "crashed"), (ran, data["findings"])
+    assert cp.returncode == (1 if data["summary"]["errors"] else 0)
+    return data
+
+
+def check_findings(cli, target, check_id: str, *args) -> list[dict]:
+    return [f for f in check_json(cli, target, check_id, *args)["findings"]
+            if f["check"] == check_id]

@@ -10,7 +10,6 @@ Select with ``-m build``.
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest

@@ -13,7 +13,7 @@ import subprocess
 
 import pytest
 
-from conftest import ROOT, commit_files, edit, format_patch
+from conftest import ROOT, check_findings, edit, one_patch
 from napipatch.cparse import parse_struct
 from napipatch.netcachelines import parse_table, row_matches
 
@@ -29,14 +29,11 @@ def show(repo, rev, path) -> str:
 
 
 def series(kernel_tree, base_commit, tmp_path, changes, name="p"):
-    c = commit_files(kernel_tree, base_commit, changes, "net: cachelines fixture\n")
-    return format_patch(kernel_tree, f"{base_commit}..{c}", tmp_path / name)
+    return one_patch(kernel_tree, base_commit, tmp_path, changes, "net: cachelines fixture\n", name)[0]
 
 
 def findings(cli, target, *args, check="cachelines"):
-    cp = cli("check", target, *args, "--only", check, "--format", "json")
-    assert cp.returncode in (0, 1), cp.stderr
-    return [f for f in json.loads(cp.stdout)["findings"] if f["check"] == check]
+    return check_findings(cli, target, check, *args)
 
 
 def where(fs):

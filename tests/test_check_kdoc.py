@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 
-from conftest import ROOT, commit_files, edit, format_patch
+from conftest import ROOT, check_findings, edit, one_patch
 from napipatch import kerneldoc
 from napipatch.cparse import find_functions, param_name
 
@@ -62,14 +62,11 @@ index 1111111..2222222 100644
 
 
 def series(kernel_tree, base_commit, tmp_path, changes, name="p"):
-    c = commit_files(kernel_tree, base_commit, changes, "net: kdoc fixture\n")
-    return format_patch(kernel_tree, f"{base_commit}..{c}", tmp_path / name)
+    return one_patch(kernel_tree, base_commit, tmp_path, changes, "net: kdoc fixture\n", name)[0]
 
 
 def findings(cli, target, *args, check="kdoc"):
-    cp = cli("check", target, *args, "--only", check, "--format", "json")
-    assert cp.returncode in (0, 1), cp.stderr
-    return [f for f in json.loads(cp.stdout)["findings"] if f["check"] == check]
+    return check_findings(cli, target, check, *args)
 
 
 def where(fs):

@@ -8,14 +8,13 @@ test (exported with git archive, independent of napipatch's code).
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from conftest import commit_files, edit, format_patch, git
+from conftest import check_json, edit, git, one_patch
 
 pytestmark = pytest.mark.tree
 
@@ -80,13 +79,9 @@ def _regenerate(tree: Path, base: str, spec_text: str, tmp: Path) -> dict[str, s
 
 
 def _check(cli, tree, base, changes, tmp_path, subject="net: netdev: add napi threaded"):
-    c = commit_files(tree, base, changes, f"{subject}\n\nTest fixture.\n")
-    d = format_patch(tree, f"{base}..{c}", tmp_path / "mail")
-    cp = cli("check", d, "--tree", tree, "--only", "ynl", "--format", "json")
-    assert cp.returncode in (0, 1), cp.stderr
-    data = json.loads(cp.stdout)
+    d, c = one_patch(tree, base, tmp_path, changes, subject)
+    data = check_json(cli, d, "ynl", "--tree", tree)
     assert [c["id"] for c in data["checks"]] == ["ynl"]
-    assert data["checks"][0]["status"] != "crashed", data["findings"]
     return data["findings"], c
 
 

@@ -23,7 +23,6 @@ from pathlib import Path
 
 import pytest
 
-from conftest import git
 
 pytestmark = [pytest.mark.build, pytest.mark.tree]
 

@@ -3,7 +3,6 @@
 import re
 import tomllib
 
-import pytest
 
 from conftest import LORE, commit_files, edit, git
 
