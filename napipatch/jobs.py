@@ -14,6 +14,7 @@ from pathlib import Path
 from . import boot as bootmod
 from . import targetdata as targetsmod
 from .build import Builder, Step
+from .errors import NapipatchError
 from .executor import JobResult
 from .findings import Finding, Severity
 
@@ -183,3 +184,65 @@ def boot_findings(target: str, res: bootmod.BootResult, patch: int) -> list[Find
                            message=f"{target}: test plan exited with status {res.plan_rc}",
                            hint=f"console log: {res.console_log}", details=res.excerpt()))
     return out
+
+
+# ------------------------------------------------------------ running jobs
+# Shared by `napipatch test` and the bot: jobs for every target through the
+# configured executor, their results added to a Report.
+
+def executor_for(cfg, prog, applied, commits, series):
+    """The executor napipatch.executor names: local (default) or celery."""
+    from .executor import LocalExecutor
+
+    kind = (cfg.executor or "local").strip().lower()
+    if kind == "local":
+        return LocalExecutor(prog)
+    if kind != "celery":
+        raise NapipatchError("napipatch.executor", f"unknown executor {kind!r} (local, celery)")
+    from .distributed import CeleryExecutor, app_from_config
+    # Workers elsewhere re-apply the patches to get the same commits.
+    patches = [m.as_format_patch() for m in series.patches[:len(commits)]]
+    return CeleryExecutor(app_from_config(cfg), patches=patches, base=applied.base, progress=prog)
+
+
+def run_remotes(cfg, applied, commits, names, jobs, report, executor) -> None:
+    from .remote import RemoteHost, RemoteJob, host_dict
+
+    tip = commits[-1] if commits else applied.base
+    for name in names:
+        host = RemoteHost.from_config(cfg, name)
+        res = executor.submit(RemoteJob(repo=applied.repo, target=name, commit=tip, patch=0,
+                                        cache=cfg.cache, host=host_dict(host), jobs=jobs))
+        add_result(report, res)
+
+
+def remote_targets(cfg) -> list[str]:
+    from . import targetdata as targets
+    return [n for n in targets.names() if cfg.get(f"napipatch.{n}.host")]
+
+
+def add_result(report, result) -> None:
+    from .engine import CheckResult
+
+    report.findings += result.findings
+    report.checks.append(CheckResult(f"{result.kind}/{result.target}", result.status,
+                                     result.seconds))
+
+
+def run_builds(cfg, applied, commits, names, jobs, report, executor) -> dict[str, bool]:
+    ok = {}
+    for name in names:
+        res = executor.submit(BuildJob(repo=applied.repo, target=name, base=applied.base,
+                                       commits=commits, cache=cfg.cache, jobs=jobs))
+        add_result(report, res)
+        ok[name] = res.status == "pass"
+    return ok
+
+
+def run_boots(cfg, applied, commits, names, jobs, timeout, report, executor) -> None:
+    tip = commits[-1] if commits else applied.base
+    for name in names:
+        res = executor.submit(BootJob(repo=applied.repo, target=name, commit=tip, patch=0,
+                                      cache=cfg.cache, jobs=jobs, timeout=timeout,
+                                      label=f"patch-{len(commits)}" if commits else "base"))
+        add_result(report, res)

@@ -9,6 +9,7 @@ from typing import Optional
 import typer
 
 from .errors import NapipatchError
+from .jobs import executor_for, remote_targets, run_boots, run_builds, run_remotes
 
 test_app = typer.Typer(help="Build and boot a series on its targets.", no_args_is_help=True)
 
@@ -70,45 +71,6 @@ class _Progress:
         self.p.update(self.task, description=msg[:150])
 
 
-def _executor(cfg, prog, applied, commits, series):
-    """The executor napipatch.executor names: local (default) or celery."""
-    from .executor import LocalExecutor
-
-    kind = (cfg.executor or "local").strip().lower()
-    if kind == "local":
-        return LocalExecutor(prog)
-    if kind != "celery":
-        raise NapipatchError("napipatch.executor", f"unknown executor {kind!r} (local, celery)")
-    from .distributed import CeleryExecutor, app_from_config
-    # Workers elsewhere re-apply the patches to get the same commits.
-    patches = [m.as_format_patch() for m in series.patches[:len(commits)]]
-    return CeleryExecutor(app_from_config(cfg), patches=patches, base=applied.base, progress=prog)
-
-
-def _remote(cfg, applied, commits, names, jobs, report, executor) -> None:
-    from .remote import RemoteHost, RemoteJob, host_dict
-
-    tip = commits[-1] if commits else applied.base
-    for name in names:
-        host = RemoteHost.from_config(cfg, name)
-        res = executor.submit(RemoteJob(repo=applied.repo, target=name, commit=tip, patch=0,
-                                        cache=cfg.cache, host=host_dict(host), jobs=jobs))
-        _add(report, res)
-
-
-def _remote_targets(cfg) -> list[str]:
-    from . import targetdata as targets
-    return [n for n in targets.names() if cfg.get(f"napipatch.{n}.host")]
-
-
-def _add(report, result) -> None:
-    from .engine import CheckResult
-
-    report.findings += result.findings
-    report.checks.append(CheckResult(f"{result.kind}/{result.target}", result.status,
-                                     result.seconds))
-
-
 def _finish(report, fmt: str) -> None:
     from .report import render_report
 
@@ -132,29 +94,6 @@ def _targets(names: list[str] | None, bootable: bool = False) -> list[str]:
     return names
 
 
-def _build(cfg, applied, commits, names, jobs, report, executor) -> dict[str, bool]:
-    from .jobs import BuildJob
-
-    ok = {}
-    for name in names:
-        res = executor.submit(BuildJob(repo=applied.repo, target=name, base=applied.base,
-                                       commits=commits, cache=cfg.cache, jobs=jobs))
-        _add(report, res)
-        ok[name] = res.status == "pass"
-    return ok
-
-
-def _boot(cfg, applied, commits, names, jobs, timeout, report, executor) -> None:
-    from .jobs import BootJob
-
-    tip = commits[-1] if commits else applied.base
-    for name in names:
-        res = executor.submit(BootJob(repo=applied.repo, target=name, commit=tip, patch=0,
-                                      cache=cfg.cache, jobs=jobs, timeout=timeout,
-                                      label=f"patch-{len(commits)}" if commits else "base"))
-        _add(report, res)
-
-
 _TREE = typer.Option(None, "--tree", help="Kernel tree (git) to build in (napipatch.tree).")
 _BASE = typer.Option(None, "--base", help="Base when the series has no usable base-commit.")
 _FMT = typer.Option("text", "--format", help="text, json or markdown.")
@@ -171,8 +110,8 @@ def build_cmd(target: str = typer.Argument(..., help=_TARGET_HELP), tree: Option
     cfg, applied, report, commits = _setup(target, tree, base)
     names = _targets(targets)
     with _Progress() as prog:
-        _build(cfg, applied, commits, names, jobs, report,
-               _executor(cfg, prog, applied, commits, report.series))
+        run_builds(cfg, applied, commits, names, jobs, report,
+               executor_for(cfg, prog, applied, commits, report.series))
     _finish(report, fmt)
 
 
@@ -191,8 +130,8 @@ def boot_cmd(target: str = typer.Argument(..., help=_TARGET_HELP), tree: Optiona
         if targetsmod.load(n).boot is None:
             raise NapipatchError(n, "is build-only: QEMU has no model for it (use `napipatch test build`)")
     with _Progress() as prog:
-        _boot(cfg, applied, commits, names, jobs, timeout, report,
-              _executor(cfg, prog, applied, commits, report.series))
+        run_boots(cfg, applied, commits, names, jobs, timeout, report,
+              executor_for(cfg, prog, applied, commits, report.series))
     _finish(report, fmt)
 
 
@@ -203,13 +142,13 @@ def remote_cmd(target: str = typer.Argument(..., help=_TARGET_HELP), tree: Optio
                jobs: int = _JOBS, fmt: str = _FMT):
     """Build the series tip, boot it on the target's real host over SSH, run the plan there."""
     cfg, applied, report, commits = _setup(target, tree, base)
-    names = targets or _remote_targets(cfg)
+    names = targets or remote_targets(cfg)
     if not names:
         raise NapipatchError("napipatch.idpf.host", "no remote host configured "
                              "(git config napipatch.idpf.host HOST, napipatch.idpf.iface IFACE)")
     with _Progress() as prog:
-        _remote(cfg, applied, commits, names, jobs, report,
-                _executor(cfg, prog, applied, commits, report.series))
+        run_remotes(cfg, applied, commits, names, jobs, report,
+                executor_for(cfg, prog, applied, commits, report.series))
     _finish(report, fmt)
 
 
@@ -226,9 +165,9 @@ def run_cmd(target: str = typer.Argument(..., help=_TARGET_HELP), tree: Optional
     report.findings = checked.findings + [f for f in report.findings if f.check != "apply"]
     report.checks = checked.checks
     with _Progress() as prog:
-        ex = _executor(cfg, prog, applied, commits, report.series)
-        _build(cfg, applied, commits, _targets(None), jobs, report, ex)
-        _boot(cfg, applied, commits, _targets(None, bootable=True), jobs, timeout, report, ex)
+        ex = executor_for(cfg, prog, applied, commits, report.series)
+        run_builds(cfg, applied, commits, _targets(None), jobs, report, ex)
+        run_boots(cfg, applied, commits, _targets(None, bootable=True), jobs, timeout, report, ex)
         # Real hardware where a host is configured (idpf over SSH).
-        _remote(cfg, applied, commits, _remote_targets(cfg), jobs, report, ex)
+        run_remotes(cfg, applied, commits, remote_targets(cfg), jobs, report, ex)
     _finish(report, fmt)

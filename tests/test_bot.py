@@ -573,3 +573,28 @@ def test_bad_config_one_line(cli, tmp_path):
     cfg.write_text('[state]\ndir = "s"\n[[inbox]]\nname = "x"\npath = "y"\n[smtp]\nprot = 25\n')
     cp = cli("bot", "once", "--config", cfg)
     assert cp.stderr.strip() == f"napipatch: error: {cfg}: unknown key smtp.prot"
+
+
+@pytest.mark.build
+def test_bot_with_jobs_reports_a_build_break(cli, tmp_path, inbox, kernel_tree, base_commit,
+                                             build_dir):
+    """bot.jobs: every patch is built (here for virtio-net) and the reply
+    carries the build error of the patch that broke it."""
+    text = edit(kernel_tree, base_commit, "net/core/dev.c", "#include <linux/uaccess.h>\n",
+                "#include <linux/uaccess.h>\nstatic int napipatch_bot_broken = ;\n")
+    c = commit_files(kernel_tree, base_commit, {"net/core/dev.c": text},
+                     "net: core: break the build\n\nFor the bot's job test.\n")
+    out = tmp_path / "fp"
+    git(kernel_tree, "format-patch", "-q", f"--base={base_commit}", "-o", str(out),
+        f"--to={LIST}", "--subject-prefix=PATCH net-next", f"{base_commit}..{c}")
+    cfg = write_config(tmp_path, str(inbox.dir), dry_run=True, tree=kernel_tree,
+                       extra="", skip=("checkpatch", "callsites", "ynl", "kdoc", "cachelines"))
+    cfg.write_text(cfg.read_text().replace("incomplete_after = 3600",
+                                           'incomplete_after = 3600\njobs = true\ntargets = ["virtio-net"]'))
+    inbox.deliver(*[f.read_bytes().split(b"\n", 1)[1] for f in sorted(out.glob("*.patch"))])
+    once(cli, cfg, env={"NAPIPATCH_BUILD_DIR": str(build_dir)})
+    mails = sorted((tmp_path / "out").glob("*.eml"))
+    assert len(mails) == 1
+    body = parsed(mails[0].read_bytes()).get_content()
+    assert "does not build for virtio-net" in body
+    assert "net/core/dev.c" in body

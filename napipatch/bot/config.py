@@ -38,6 +38,7 @@ class BotConfig:
     interval: float = 60.0
     incomplete_after: float = 900.0
     jobs: bool = False
+    targets: list[str] = field(default_factory=list)  # empty: every target
     tree_path: Path | None = None
     branches: dict[str, str] = field(default_factory=dict)
     remote: str = ""
@@ -72,7 +73,8 @@ class BotConfig:
 # section -> {key: type}; "list" means a list of strings.
 _SCHEMA: dict[str, dict[str, object]] = {
     "state": {"dir": str},
-    "bot": {"interval": (int, float), "incomplete_after": (int, float), "jobs": bool},
+    "bot": {"interval": (int, float), "incomplete_after": (int, float), "jobs": bool,
+            "targets": "list"},
     "tree": {"path": str, "branches": dict, "remote": str},
     "reply": {"policy": str, "from": str, "to": "list", "cc": "list",
               "dry_run_dir": str, "rate_per_hour": int},
@@ -162,8 +164,13 @@ def load(path: Path) -> BotConfig:
     branches = tree.get("branches", {})
     if not all(isinstance(k, str) and isinstance(v, str) for k, v in branches.items()):
         raise NapipatchError(path, "tree.branches: expected {tag = \"branch\"} strings")
-    if bot.get("jobs"):
-        raise NapipatchError(path, "bot.jobs = true: build/boot jobs are not wired into the bot yet")
+    if bot.get("jobs") and not tree.get("path"):
+        raise NapipatchError(path, "bot.jobs = true needs tree.path (jobs build in a tree)")
+    from .. import targetdata
+    for t in bot.get("targets", []):
+        if t not in targetdata.names():
+            raise NapipatchError(path, f"bot.targets: no such target {t!r} "
+                                       f"(known: {', '.join(targetdata.names())})")
     for key, values in (("reply.from", [reply.get("from", BotConfig.reply_from)]),
                         ("reply.to", reply.get("to", [])), ("reply.cc", reply.get("cc", []))):
         for v in values:
@@ -175,6 +182,7 @@ def load(path: Path) -> BotConfig:
         interval=float(bot.get("interval", 60)),
         incomplete_after=float(bot.get("incomplete_after", 900)),
         jobs=bool(bot.get("jobs", False)),
+        targets=list(bot.get("targets", [])),
         tree_path=p(tree["path"]) if tree.get("path") else None,
         branches=dict(branches),
         remote=tree.get("remote", ""),

@@ -334,6 +334,8 @@ class Bot:
                 engine_cfg = configmod.load(tree)
                 report = run_checks(series, engine_cfg, tree=tree, base=base,
                                     only=self.cfg.only, skip=self.cfg.skip)
+                if self.cfg.jobs and tree is not None:
+                    self._run_jobs(series, engine_cfg, tree, base, report)
             except NapipatchError as exc:
                 log.error("series #%d: checks could not run, will retry: %s", sid, exc)
                 self.state.set_series_state(sid, "queued", note=f"checks could not run: {exc}")
@@ -355,6 +357,25 @@ class Bot:
             body = self._report_body(s, series, report, label, why)
             self._queue_reply(s, head, "report", body, res, series_state="reported", **extra)
             crash_point("after-queue")
+
+    def _run_jobs(self, series, engine_cfg, tree, base, report) -> None:
+        """Build every patch for the targets and boot the bootable ones,
+        through the executor napipatch.executor names (local or celery)."""
+        from .. import jobs as jobsmod
+        from .. import targetdata
+        from ..apply import apply_in_index
+
+        applied = apply_in_index(tree, series, base)
+        commits = [c for c in applied.commits if c]
+        if applied.failure:
+            commits = commits[:applied.failure.patch - 1]
+        names = self.cfg.targets or targetdata.names()
+        bootable = [n for n in names if targetdata.load(n).boot is not None]
+        ex = jobsmod.executor_for(engine_cfg, lambda msg: log.info("%s", msg), applied, commits,
+                                  series)
+        jobsmod.run_builds(engine_cfg, applied, commits, names, 2, report, ex)
+        jobsmod.run_boots(engine_cfg, applied, commits, bootable, 2, None, report, ex)
+        report.findings.sort(key=lambda f: f.sort_key)
 
     def _tree_for(self, series):
         cfg = self.cfg
