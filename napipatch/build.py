@@ -135,8 +135,20 @@ class Builder:
                 shutil.rmtree(src)
             gitutil.git(self.repo, "worktree", "add", "--detach", "-f", str(src), commit)
             return
+        # We hold this build directory's lock, so an index.lock here is left
+        # by a run that was killed mid-checkout (kill -9 of a worker): stale.
+        lock = gitutil.out(src, "rev-parse", "--git-path", "index.lock")
+        lock_path = Path(lock) if Path(lock).is_absolute() else src / lock
+        stale = lock_path.exists()
+        if stale:
+            self.progress(f"removing a stale {lock_path} (a killed run)")
+            lock_path.unlink()
         cur = gitutil.git(src, "rev-parse", "HEAD", check=False).stdout.strip()
-        if cur != commit:
+        if stale:
+            # The killed checkout may have written only some files.
+            gitutil.git(src, "checkout", "--detach", "-f", "-q", commit)
+            gitutil.git(src, "reset", "-q", "--hard", commit)
+        elif cur != commit:
             gitutil.git(src, "checkout", "--detach", "-f", "-q", commit)
 
     # --------------------------------------------------------------- config

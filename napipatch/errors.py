@@ -13,6 +13,10 @@ class NapipatchError(Exception):
         self.reason = reason
         super().__init__(f"{self.subject}: {reason}")
 
+    def __reduce__(self):
+        # Picklable, so an error raised in a Celery worker reaches the client.
+        return (self.__class__, (self.subject, self.reason))
+
 
 class GitError(NapipatchError):
     """A git command failed; the message is git's own last error line."""

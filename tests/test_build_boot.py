@@ -163,3 +163,33 @@ def test_run_checks_builds_every_target_and_boots(run, kernel_tree, base_commit,
     assert checks["build/virtio-net"] == checks["build/idpf"] == checks["boot/virtio-net"] == "pass"
     assert "checkpatch" in checks  # the review checks ran first
     assert {f["check"] for f in report["findings"]} >= {"build", "boot"}
+
+
+def test_checkout_after_a_killed_run_recovers(kernel_tree, base_commit, build_dir, monkeypatch):
+    """A worker killed mid-checkout leaves index.lock in the build worktree;
+    the next run (holding the build directory's lock) removes it and goes on."""
+    from napipatch import gitutil
+    from napipatch.build import Builder
+    from napipatch.targetdata import load
+
+    monkeypatch.setenv("NAPIPATCH_BUILD_DIR", str(build_dir))
+    seen = []
+    with Builder(kernel_tree, load("virtio-net"), build_dir, progress=seen.append) as b:
+        b.checkout(base_commit)
+        lock = Path(gitutil.out(b.dirs.src, "rev-parse", "--absolute-git-dir")) / "index.lock"
+        lock.write_text("")
+        b.checkout(base_commit)
+        assert not lock.exists()
+        assert gitutil.out(b.dirs.src, "rev-parse", "HEAD") == base_commit
+        assert gitutil.out(b.dirs.src, "status", "--porcelain", "--untracked-files=no") == ""
+    assert any("stale" in m for m in seen)
+
+
+def test_napipatch_errors_survive_pickling():
+    """Errors raised in a Celery worker travel back to the client pickled."""
+    import pickle
+
+    from napipatch.errors import GitError
+
+    e = pickle.loads(pickle.dumps(GitError("git checkout", "index.lock exists")))
+    assert str(e) == "git checkout: index.lock exists" and isinstance(e, GitError)
