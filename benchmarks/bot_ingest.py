@@ -16,6 +16,11 @@
    written (dry run): static checks with the tree (all of them, checkpatch
    included) when --tree exists, and diff-only.
    ``bot run`` adds up to one polling interval on top.
+
+Peak memory: ingest and grouping run in this process (its high-water mark
+and the summed RSS of its tree with git, sampled); the latency runs are
+subprocesses (largest single process, exact, and summed tree RSS,
+sampled); see measure.py.
 """
 
 from __future__ import annotations
@@ -31,6 +36,9 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import measure  # noqa: E402
 
 from napipatch.bot import config as botconfig  # noqa: E402
 from napipatch.bot.runner import Bot, PassResult  # noqa: E402
@@ -208,17 +216,22 @@ def main() -> None:
     bot = Bot(cfg)
     bot._lock()
     res = PassResult()
-    t0 = time.monotonic()
-    bot._ingest(cfg.inboxes[0], res)
-    ingest = time.monotonic() - t0
-    t0 = time.monotonic()
-    groups = bot._assemble()
-    assemble = time.monotonic() - t0
+    rss0 = measure.self_max_rss()
+    with measure.TreeSampler() as mem:
+        t0 = time.monotonic()
+        bot._ingest(cfg.inboxes[0], res)
+        ingest = time.monotonic() - t0
+        t0 = time.monotonic()
+        groups = bot._assemble()
+        assemble = time.monotonic() - t0
     bot._unlock()
     bot.close()
     print(f"ingest (git fetch into the mirror + parse + record): {res.ingested} mails in "
           f"{ingest:.2f}s = {res.ingested / ingest:.0f} mails/s")
     print(f"grouping into series: {len(groups)} series in {assemble:.2f}s")
+    print(f"memory, ingest + grouping: this process peaked at {measure.mib(measure.self_max_rss())} "
+          f"({measure.mib(rss0)} before), its tree (git fetch included) at {measure.mib(mem.peak)}; "
+          f"largest child process {measure.mib(measure.children_max_rss())}")
     # The synthetic series are reported (not checked) so the latency run
     # below measures one series, as a live bot would see it.
     bot = Bot(cfg)
@@ -240,15 +253,15 @@ def main() -> None:
         fast_import(epoch, series, start_from_existing=True)
         arrived = time.monotonic()
         before = set((root / "out").glob("*.eml")) if (root / "out").exists() else set()
-        cp = subprocess.run([sys.executable, "-m", "napipatch", "bot", "once", "--config", str(cfgp)],
-                            capture_output=True, text=True)
+        cp = measure.run([sys.executable, "-m", "napipatch", "bot", "once", "--config", str(cfgp)])
         done = time.monotonic()
         new = set((root / "out").glob("*.eml")) - before
-        if cp.returncode != 0 or len(new) != 1:
+        if cp.rc != 0 or len(new) != 1:
             print(cp.stdout, cp.stderr)
             raise SystemExit("latency run did not produce exactly one reply")
         print(f"latency, last patch in the archive -> reply written ({label}): {done - arrived:.1f}s "
-              f"({cp.stdout.strip()})")
+              f"({cp.stdout.strip()}); peak memory: largest process {measure.mib(cp.max_rss)}, "
+              f"tree {measure.mib(cp.peak_tree)}")
     print(f"work dir: {root}")
 
 

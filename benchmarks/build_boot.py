@@ -8,6 +8,9 @@ is a first build; ccache may still be warm unless --no-ccache). Without it
 the shared build directory is used and the base step is whatever is left
 to do there. The series is 3 small patches touching one .c file each; it is
 made with a temporary index (the tree's checkout and branches are untouched).
+Peak memory per step: the summed RSS of this process's tree (make, gcc,
+QEMU; sampled every 0.5 s), and the largest single process of the run
+(exact); see measure.py.
 """
 
 from __future__ import annotations
@@ -20,6 +23,9 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import measure  # noqa: E402
 
 from napipatch import gitutil  # noqa: E402
 from napipatch import targetdata  # noqa: E402
@@ -79,24 +85,28 @@ def main() -> int:
     with Builder(repo, target, bdir, jobs=a.jobs,
                  progress=lambda m: print(f"\r\x1b[K{m[:110]}", end="", file=sys.stderr)) as b:
         for i, c in enumerate([base] + commits):
-            t0 = time.monotonic()
-            s = b.step(i, c, "base" if i == 0 else f"patch-{i}")
+            with measure.TreeSampler(interval=0.5) as mem:
+                t0 = time.monotonic()
+                s = b.step(i, c, "base" if i == 0 else f"patch-{i}")
             rows.append((first if i == 0 else f"patch {i} ({EDITS[i - 1][0]})",
-                         time.monotonic() - t0, f"{'ok' if s.ok else 'FAILED'}, {s.rebuilt} objects compiled"))
+                         time.monotonic() - t0, mem.peak,
+                         f"{'ok' if s.ok else 'FAILED'}, {s.rebuilt} objects compiled"))
         if target.boot:
-            t0 = time.monotonic()
-            r = boot(b.dirs.obj / target.image, target, b.dirs.root)
+            with measure.TreeSampler(interval=0.5) as mem:
+                t0 = time.monotonic()
+                r = boot(b.dirs.obj / target.image, target, b.dirs.root)
             oks = sum(t.ok and t.skip is None for t in r.tests)
             skips = sum(t.skip is not None for t in r.tests)
-            rows.append(("boot + test plan (TCG)", time.monotonic() - t0,
+            rows.append(("boot + test plan (TCG)", time.monotonic() - t0, mem.peak,
                          f"{oks} ok, {skips} skip, {len(r.failed)} not ok, finished={r.finished}"))
     print(file=sys.stderr)
     print(f"\nbuild dir: {bdir}  target: {a.target}  make -j{a.jobs}  "
-          f"ccache: {'off' if a.no_ccache else 'on'}\n")
-    print(f"| {'step':38} | {'wall':>9} | result")
-    print(f"|{'-' * 40}|{'-' * 11}|{'-' * 40}")
-    for name, secs, res in rows:
-        print(f"| {name:38} | {secs:7.1f} s | {res}")
+          f"ccache: {'off' if a.no_ccache else 'on'}  "
+          f"largest single process: {measure.mib(measure.children_max_rss())}\n")
+    print(f"| {'step':38} | {'wall':>9} | {'peak tree RSS':>13} | result")
+    print(f"|{'-' * 40}|{'-' * 11}|{'-' * 15}|{'-' * 40}")
+    for name, secs, peak, res in rows:
+        print(f"| {name:38} | {secs:7.1f} s | {measure.mib(peak):>13} | {res}")
     return 0
 
 
