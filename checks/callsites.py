@@ -40,7 +40,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from napipatch import gitutil
+from napipatch import treegrep
 from napipatch.cparse_calls import Occurrence, Proto, literal, occurrences, prototypes
 
 ID = "callsites"
@@ -154,20 +154,9 @@ def _changes(ctx, added, removed) -> list[Change]:
     return out
 
 
-def _grep(ctx, names: set[str]) -> dict[str, set[int]]:
+def _grep(ctx, names: set[str]) -> dict[str, list[int]]:
     """Files (post-patch) mentioning any of ``names`` as a word, with the lines."""
-    args = ["grep", "-n", "-w", "-I", "--null"]
-    for n in sorted(names):
-        args += ["-e", n]
-    cp = gitutil.git(ctx.tree.repo, *args, ctx.post, "--", "*.c", "*.h", check=False)
-    out: dict[str, set[int]] = {}
-    prefix = f"{ctx.post}:"
-    for line in cp.stdout.splitlines():
-        parts = line.split("\0", 2)
-        if len(parts) < 3 or not parts[1].isdigit():
-            continue
-        out.setdefault(parts[0].removeprefix(prefix), set()).add(int(parts[1]))
-    return out
+    return ctx.tree.grep.grep(ctx.post, treegrep.words(names))
 
 
 def _foreign(path: str, header: str) -> bool:

@@ -48,7 +48,7 @@ from __future__ import annotations
 
 import re
 
-from napipatch import gitutil, ynlspec
+from napipatch import treegrep, ynlspec
 
 ID = "ynl"
 SUMMARY = "netlink specs validate; generated YNL code and uapi copies match the spec"
@@ -118,12 +118,9 @@ def _uapi_pairs(ctx, touched: set[str]):
 # ------------------------------------------------------------------ families
 def _generated_files(ctx) -> list[ynlspec.Generated]:
     """Every generated file in the post-patch tree, found as ynl-regen.sh does."""
-    cp = gitutil.git(ctx.tree.repo, "grep", "-l", "-I", ynlspec.GEN_PATTERN, ctx.post,
-                     check=False)
+    found = ctx.tree.grep.grep(ctx.post, treegrep.regex(ynlspec.GEN_REGEX))
     out = []
-    prefix = f"{ctx.post}:"
-    for line in cp.stdout.splitlines():
-        path = line.removeprefix(prefix)
+    for path in sorted(found):
         g = ynlspec.parse_header(path, ctx.post_text(path) or "")
         if g:
             out.append(g)

@@ -20,6 +20,7 @@ from .config import Config
 from .findings import Finding, Severity
 from .mail import PatchMail
 from .series import Series
+from .treegrep import TreeGrep
 from .trusted import scripts_root
 
 
@@ -28,6 +29,7 @@ class TreeView:
     repo: Path
     applied: Applied
     config: Config
+    use_cache: bool = True
     reader: gitutil.ObjectReader = field(init=False)
 
     def __post_init__(self):
@@ -44,6 +46,12 @@ class TreeView:
     def scripts(self) -> Path:
         """Trusted copies of the tree's scripts, from the base commit."""
         return scripts_root(self.repo, self.applied.base, self.config.cache)
+
+    @cached_property
+    def grep(self) -> TreeGrep:
+        """``git grep`` of any commit of the series, from one grep of the base."""
+        return TreeGrep(self.repo, self.applied.base, self.reader,
+                        self.config.cache if self.use_cache else None)
 
     def close(self):
         self.reader.close()

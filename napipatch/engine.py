@@ -110,7 +110,7 @@ def run_checks(series: Series, config: Config, tree: Path | None = None,
     if tree is not None:
         repo = gitutil.require_repo(tree)
         applied = apply_in_index(repo, series, base)
-        view = TreeView(repo=repo, applied=applied, config=config)
+        view = TreeView(repo=repo, applied=applied, config=config, use_cache=use_cache)
         report.tree, report.base, report.base_why = str(repo), applied.base, applied.base_why
         if (not only or "apply" in only) and "apply" not in (skip or []):
             report.checks.append(CheckResult("apply", "fail" if applied.failure else "pass", 0.0))
@@ -127,60 +127,82 @@ def run_checks(series: Series, config: Config, tree: Path | None = None,
     sctx = SeriesContext(series=series, config=config, patches=pctx, tree=view)
     extra = config.checkpatch_ignore
 
-    def one(check: CheckInfo) -> tuple[CheckResult, list[Finding]]:
-        t0 = time.monotonic()
+    # The unit of work is one check on one patch (or on the series), so a
+    # slow check's patches spread over the pool instead of queueing in one
+    # thread behind each other.
+    units: list[tuple[CheckInfo, PatchContext | SeriesContext | None]] = []
+    for check in checks:
         if check.needs in ("scripts", "tree", "build") and view is None:
-            return CheckResult(check.id, "skipped", 0.0, reason="needs --tree"), []
-        if check.needs == "build":
-            return CheckResult(check.id, "skipped", 0.0, reason="needs a build (napipatch test)"), []
-        found: list[Finding] = []
-        all_cached = True
-        targets = pctx if check.scope == "patch" else [sctx]
-        partial = False
-        for ctx in targets:
-            if view is not None and check.needs == "tree":
-                if isinstance(ctx, PatchContext) and not ctx.applied:
-                    partial = True
-                    continue
-                if isinstance(ctx, SeriesContext) and ctx.tip is None:
-                    partial = True
-                    continue
-            upto = ctx.n if isinstance(ctx, PatchContext) else len(series.patches)
-            tkey = (view.applied.base if view else None)
-            if view is not None and isinstance(ctx, PatchContext) and not ctx.applied:
-                tkey = f"{tkey}-unapplied"
-            key = _key(check, series, upto, tkey, extra + (f"\0{upto}p" if check.scope == "patch" else "\0s"))
-            got = cache.get(key)
-            if got is None:
-                all_cached = False
-                try:
-                    got = [_stamp(check.id, f) for f in (check.run(ctx) or [])]
-                except Exception as exc:  # a check's bug must not hide the others
-                    tb = traceback.format_exc(limit=3)
-                    n = ctx.n if isinstance(ctx, PatchContext) else 0
-                    got = [Finding(check=check.id, severity=Severity.WARNING, patch=n,
-                                   message=f"check crashed: {type(exc).__name__}: {exc}",
-                                   hint="report this to napipatch", details=tb)]
-                    found += got
-                    return CheckResult(check.id, "crashed", time.monotonic() - t0), found
-                cache.put(key, got)
-            found += got
-        status = _status(found)
-        reason = "some patches did not apply" if partial else ""
-        return CheckResult(check.id, status, round(time.monotonic() - t0, 3),
-                           cached=all_cached and bool(targets), reason=reason), found
+            units.append((check, None))
+        elif check.needs == "build":
+            units.append((check, None))
+        else:
+            units += [(check, ctx) for ctx in (pctx if check.scope == "patch" else [sctx])]
+    # Patch by patch, and within a patch the checks that read the whole tree
+    # first: the long units start early and those sharing a one-time cost
+    # (a grep of the base) do not all wait on it at once.
+    rank = {"tree": 0, "scripts": 1, "build": 2, "diff": 3}
+    units.sort(key=lambda u: (u[1].n if isinstance(u[1], PatchContext) else 10**6,
+                              rank.get(u[0].needs, 3)))
+
+    def one(unit) -> tuple[str, list[Finding], bool, float]:
+        """(state, findings, cached, seconds); state is ran|partial|crashed|skip:<why>."""
+        check, ctx = unit
+        t0 = time.monotonic()
+        if ctx is None:
+            why = "needs --tree" if view is None else "needs a build (napipatch test)"
+            return f"skip:{why}", [], False, 0.0
+        if view is not None and check.needs == "tree":
+            if (isinstance(ctx, PatchContext) and not ctx.applied) or \
+                    (isinstance(ctx, SeriesContext) and ctx.tip is None):
+                return "partial", [], True, 0.0
+        upto = ctx.n if isinstance(ctx, PatchContext) else len(series.patches)
+        tkey = (view.applied.base if view else None)
+        if view is not None and isinstance(ctx, PatchContext) and not ctx.applied:
+            tkey = f"{tkey}-unapplied"
+        key = _key(check, series, upto, tkey,
+                   extra + (f"\0{upto}p" if check.scope == "patch" else "\0s"))
+        got = cache.get(key)
+        if got is not None:
+            return "ran", got, True, time.monotonic() - t0
+        try:
+            got = [_stamp(check.id, f) for f in (check.run(ctx) or [])]
+        except Exception as exc:  # a check's bug must not hide the others
+            n = ctx.n if isinstance(ctx, PatchContext) else 0
+            return "crashed", [Finding(
+                check=check.id, severity=Severity.WARNING, patch=n,
+                message=f"check crashed: {type(exc).__name__}: {exc}",
+                hint="report this to napipatch", details=traceback.format_exc(limit=3))], \
+                False, time.monotonic() - t0
+        cache.put(key, got)
+        return "ran", got, False, time.monotonic() - t0
 
     jobs = max(1, int(config.jobs or 1))
     try:
         with ThreadPoolExecutor(max_workers=jobs) as pool:
-            for result, found in pool.map(one, checks):
-                report.checks.append(result)
-                report.findings += found
-                if progress:
-                    progress(result)
+            results = list(zip(units, pool.map(one, units)))
     finally:
         if view:
             view.close()
+    for check in checks:
+        mine = [r for (c, _), r in results if c is check]
+        found = [f for _, fs, _, _ in mine for f in fs]
+        seconds = round(sum(s for *_, s in mine), 3)
+        states = {st for st, *_ in mine}
+        skip = next((st for st in states if st.startswith("skip:")), None)
+        if skip:
+            result = CheckResult(check.id, "skipped", 0.0, reason=skip.removeprefix("skip:"))
+        elif "crashed" in states:
+            result = CheckResult(check.id, "crashed", seconds)
+        else:
+            result = CheckResult(check.id, _status(found), seconds,
+                                 cached=all(c for _, _, c, _ in mine) and bool(mine),
+                                 reason="some patches did not apply" if "partial" in states
+                                 else "")
+        report.checks.append(result)
+        report.findings += found
+        if progress:
+            progress(result)
     report.findings.sort(key=lambda f: f.sort_key)
     return report
 
