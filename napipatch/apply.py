@@ -12,10 +12,13 @@ Two ways, one result type:
 
 from __future__ import annotations
 
+import hashlib
+import json
+import os
 import re
 import shutil
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from . import gitutil
@@ -128,13 +131,61 @@ def _mailinfo(repo: Path, mailtext: str, td: Path) -> tuple[dict, str, Path]:
     return info, message, patchf
 
 
-def apply_in_index(repo: Path, series: Series, base: str | None = None) -> Applied:
+def _cache_key(sha: str, series: Series) -> str:
+    h = hashlib.sha256(f"apply-v1\0{sha}\0".encode())
+    for p in series.patches:
+        h.update(p.as_format_patch().encode(errors="replace") + b"\0")
+    return h.hexdigest()
+
+
+def _load_cached(repo: Path, f: Path, res: Applied) -> Applied | None:
+    """The recorded commits, if every one of them is still in the repository."""
+    try:
+        data = json.loads(f.read_text())
+        commits = data["commits"]
+        failure = ApplyFailure(**data["failure"]) if data["failure"] else None
+    except (OSError, ValueError, TypeError, KeyError):
+        return None
+    have = [c for c in commits if c]
+    if have:
+        cp = git(repo, "cat-file", "--batch-check", input="\n".join(have) + "\n", check=False)
+        if cp.returncode != 0 or [ln.split()[1:2] for ln in cp.stdout.splitlines()] != \
+                [["commit"]] * len(have):
+            return None    # garbage-collected: apply again
+    res.commits, res.failure = list(commits), failure
+    return res
+
+
+def apply_in_index(repo: Path, series: Series, base: str | None = None,
+                   cache: Path | None = None) -> Applied:
+    """Apply with a temporary index; with ``cache``, reuse an earlier run's commits.
+
+    The commits are a function of the base and the patch texts (fixed dates
+    and identity), so a re-check of an unchanged series skips applying.
+    """
     repo = gitutil.require_repo(repo)
     sha, why = choose_base(repo, series, base)
     res = Applied(repo=repo, base=sha, base_why=why)
+    f = cache / "applied" / f"{_cache_key(sha, series)}.json" if cache else None
+    if f is not None and (hit := _load_cached(repo, f, res)) is not None:
+        return hit
+    _apply(repo, series, res)
+    if f is not None:
+        f.parent.mkdir(parents=True, exist_ok=True)
+        tmp = f.with_name(f".{f.name}.{os.getpid()}.tmp")
+        tmp.write_text(json.dumps({"commits": res.commits,
+                                   "failure": asdict(res.failure) if res.failure else None}))
+        tmp.replace(f)
+    return res
+
+
+def _apply(repo: Path, series: Series, res: Applied) -> None:
+    sha = res.base
     with tempfile.TemporaryDirectory(prefix="napipatch-idx-") as tdname:
         td = Path(tdname)
-        env = {"GIT_INDEX_FILE": str(td / "index")}
+        # Index v4 (prefix-compressed paths) is a third smaller for a kernel
+        # tree, and every apply and write-tree reads and writes all of it.
+        env = {"GIT_INDEX_FILE": str(td / "index"), "GIT_INDEX_VERSION": "4"}
         git(repo, "read-tree", sha, env=env)
         parent = sha
         for i, p in enumerate(series.patches, 1):
@@ -160,7 +211,6 @@ def apply_in_index(repo: Path, series: Series, base: str | None = None) -> Appli
             parent = gitutil.out(repo, "commit-tree", tree, "-p", parent, "-F", "-",
                                  input=message, env=cenv)
             res.commits.append(parent)
-    return res
 
 
 def apply_in_worktree(repo: Path, series: Series, path: Path, base: str | None = None) -> Applied:

@@ -9,6 +9,7 @@ say "line 2371 of include/linux/netdevice.h".
 
 from __future__ import annotations
 
+import bisect
 import re
 from dataclasses import dataclass
 
@@ -47,6 +48,17 @@ def blank_preprocessor(text: str) -> str:
 def line_of(text: str, offset: int) -> int:
     """1-based line number of ``offset`` in ``text``."""
     return text.count("\n", 0, offset) + 1
+
+
+class Lines:
+    """``line_of`` for many offsets of one text: counting from the start for
+    each of a big header's thousand declarations is quadratic."""
+
+    def __init__(self, text: str):
+        self.starts = [0] + [m.end() for m in re.finditer("\n", text)]
+
+    def __call__(self, offset: int) -> int:
+        return bisect.bisect_right(self.starts, offset)
 
 
 def matching_brace(text: str, open_at: int) -> int:
@@ -169,6 +181,7 @@ def parse_struct(text: str, name: str, kind: str = "struct") -> list[Field] | No
     if span is None:
         return None
     start, end = span
+    lines = Lines(clean)
     fields: list[Field] = []
     group: str | None = None
     openers: list[str] = []
@@ -209,11 +222,11 @@ def parse_struct(text: str, name: str, kind: str = "struct") -> list[Field] | No
                 if mm:
                     t = after_close.split()[0] if after_close.split() else "struct"
                     fields.append(Field(mm.group(2), t + mm.group(1), None, group,
-                                        line_of(clean, off), mm.group(3)))
+                                        lines(off), mm.group(3)))
             elif stmt:
                 for nm, typ, w, arr in parse_member(stmt):
                     at = re.search(rf"\b{re.escape(nm)}\b", clean[off:i])
-                    ln = line_of(clean, off + (at.start() if at else 0))
+                    ln = lines(off + (at.start() if at else 0))
                     fields.append(Field(nm, typ, w, group, ln, arr))
             after_close = None
         buf_start = i + 1
@@ -279,6 +292,7 @@ def param_name(p: str) -> str | None:
 def find_functions(text: str) -> list[FuncDecl]:
     """Prototypes and definitions that start in column 0 (kernel style)."""
     clean = blank_preprocessor(blank_comments(text))
+    line_of = Lines(clean)
     out = []
     for m in _FUNC_START.finditer(clean):
         open_paren = m.end() - 1
@@ -305,6 +319,6 @@ def find_functions(text: str) -> list[FuncDecl]:
         params = split_top(clean[open_paren + 1:j])
         names = [] if [p.strip() for p in params] in ([""], ["void"]) else [param_name(p) for p in params]
         end = j + 1 + rest.start(1)
-        out.append(FuncDecl(m.group(1), names, line_of(clean, m.start(1)), line_of(clean, m.start()),
-                            line_of(clean, end), rest.group(1) == "{"))
+        out.append(FuncDecl(m.group(1), names, line_of(m.start(1)), line_of(m.start()),
+                            line_of(end), rest.group(1) == "{"))
     return out

@@ -18,6 +18,7 @@ spaces first, so byte offsets and line numbers stay those of the file.
 
 from __future__ import annotations
 
+import bisect
 import re
 import threading
 from dataclasses import dataclass, field
@@ -220,9 +221,17 @@ class Occurrence:
 
 def _walk(src: bytes, root: Node, names: set[str], row0: int, out: list[Occurrence],
           macro_bodies: bool = True):
+    # Every occurrence is a node whose text holds one of the names, so a
+    # subtree without any of them is skipped: most of a 12,000-line dev.c.
+    alt = b"|".join(re.escape(n.encode()) for n in sorted(names, key=len, reverse=True))
+    hits = [m.start() for m in re.finditer(rb"(?<![A-Za-z0-9_])(?:" + alt + rb")(?![A-Za-z0-9_])",
+                                           src)] if names else []
     stack = [root]
     while stack:
         node = stack.pop()
+        i = bisect.bisect_left(hits, node.start_byte)
+        if i == len(hits) or hits[i] >= node.end_byte:
+            continue
         t = node.type
         if t in ("comment", "string_literal", "char_literal", "system_lib_string"):
             continue

@@ -109,7 +109,8 @@ def run_checks(series: Series, config: Config, tree: Path | None = None,
     report = Report(series=series, tree=None, base=None, base_why="no tree")
     if tree is not None:
         repo = gitutil.require_repo(tree)
-        applied = apply_in_index(repo, series, base)
+        applied = apply_in_index(repo, series, base,
+                                 cache=config.cache if use_cache else None)
         view = TreeView(repo=repo, applied=applied, config=config, use_cache=use_cache)
         report.tree, report.base, report.base_why = str(repo), applied.base, applied.base_why
         if (not only or "apply" in only) and "apply" not in (skip or []):
