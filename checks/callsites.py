@@ -5,8 +5,9 @@ What it catches:
     (``include/`` or a driver's local ``.h``) whose prototype the patch
     changes (parameter count, a parameter's or the return type, a rename,
     a removal), every call site in the tree after the patch (``drivers/``,
-    ``net/``, ``tools/testing/`` ...), found with ``git grep -w`` and read
-    with a real C parse (tree-sitter), is checked:
+    ``net/``, ``tools/testing/`` ...), found with ``git grep -w`` (of the
+    base once, then of the files the series changed: ``napipatch.treegrep``)
+    and read with a real C parse (tree-sitter), is checked:
 
     - error: a caller passing the wrong number of arguments, or still
       calling (or referencing) a removed or renamed function;
