@@ -120,7 +120,7 @@ def _uapi_pairs(ctx, touched: set[str]):
 # ------------------------------------------------------------------ families
 def _generated_files(ctx) -> list[ynlspec.Generated]:
     """Every generated file in the post-patch tree, found as ynl-regen.sh does."""
-    found = ctx.tree.grep.grep(ctx.post, treegrep.regex(ynlspec.GEN_REGEX))
+    found = ctx.tree.grep.grep(ctx.post, treegrep.regex(ynlspec.GEN_REGEX, fixed=ynlspec.GEN_FIXED))
     out = []
     for path in sorted(found):
         g = ynlspec.parse_header(path, ctx.post_text(path) or "")

@@ -38,10 +38,15 @@ class Pattern:
     regex: str | None = None          # ERE, also valid as a Python regex
     words: tuple[str, ...] = ()       # identifiers, matched as whole words
     paths: tuple[str, ...] = ()       # git pathspec globs ("*.c"); empty: every file
+    fixed: str | None = None          # a literal every regex match contains
 
     def git_args(self) -> list[str]:
         args = ["grep", "-n", "-I", "--null", "--no-color"]
-        if self.regex is not None:
+        if self.regex is not None and self.fixed:
+            # git grep -F is twice as fast as -E over a kernel tree; the
+            # regex then runs in Python on the few lines that have the literal.
+            args += ["-F", "-e", self.fixed]
+        elif self.regex is not None:
             args += ["-E", "-e", self.regex]
         else:
             args += ["-w", "-F"]
@@ -70,15 +75,20 @@ def words(names, paths=("*.c", "*.h")) -> Pattern:
     return Pattern(words=tuple(sorted(set(names))), paths=tuple(paths))
 
 
-def regex(expr: str, paths=()) -> Pattern:
-    return Pattern(regex=expr, paths=tuple(paths))
+def regex(expr: str, paths=(), fixed: str | None = None) -> Pattern:
+    if fixed is not None and not fixed:
+        raise ValueError("empty literal")
+    return Pattern(regex=expr, paths=tuple(paths), fixed=fixed)
 
 
-def parse_output(text: str, prefix: str = "") -> Matches:
+def parse_output(text: str, prefix: str = "", keep: re.Pattern | None = None) -> Matches:
+    """``git grep -n --null`` output; with ``keep``, only lines it matches."""
     out: Matches = {}
-    for line in text.splitlines():
+    for line in text.split("\n"):
         parts = line.split("\0", 2)
         if len(parts) < 3 or not parts[1].isdigit():
+            continue
+        if keep is not None and not keep.search(parts[2]):
             continue
         out.setdefault(parts[0].removeprefix(prefix), []).append(int(parts[1]))
     return out
@@ -146,10 +156,15 @@ class TreeGrep:
             if len(drift) <= MAX_CHECKOUT_DRIFT:
                 cp = gitutil.git(self.repo, *pat.git_args(), "--", *pat.paths, check=False)
                 self.how[k] = "checkout" + (f" +{len(drift)} files" if drift else "")
-                return self._overlay(parse_output(cp.stdout), pat, drift, self.base)
+                return self._overlay(parse_output(cp.stdout, keep=self._keep(pat)), pat,
+                                     drift, self.base)
         cp = gitutil.git(self.repo, *pat.git_args(), self.base, "--", *pat.paths, check=False)
         self.how[k] = "objects"
-        return parse_output(cp.stdout, f"{self.base}:")
+        return parse_output(cp.stdout, f"{self.base}:", keep=self._keep(pat))
+
+    @staticmethod
+    def _keep(pat: Pattern) -> re.Pattern | None:
+        return pat.compiled() if pat.fixed else None
 
     def _clean_checkout(self) -> str | None:
         """HEAD, when the checkout and the index both match it exactly."""

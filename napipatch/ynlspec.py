@@ -34,6 +34,7 @@ import yaml
 SPEC_DIR = "Documentation/netlink/specs/"
 SCHEMA_DIR = "Documentation/netlink/"
 GEN_REGEX = r"^/\* YNL-GEN (kernel|uapi|user)"   # ynl-regen.sh greps for this (as BRE)
+GEN_FIXED = "/* YNL-GEN "                          # a literal part of it, for git grep -F
 GENERATORS = ("tools/net/ynl/pyynl/ynl_gen_c.py", "tools/net/ynl/ynl-gen-c.py")
 _GEN_LINE = re.compile(r"^/\* YNL-GEN (kernel|uapi|user) (header|source) \*/\s*$")
 _SPEC_LINE = re.compile(r"^/\*\s*(\S+\.yaml)\s*\*/\s*$")

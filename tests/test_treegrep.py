@@ -18,7 +18,7 @@ from napipatch.treegrep import TreeGrep
 
 from conftest import git
 
-YNL = treegrep.regex(r"^/\* YNL-GEN (kernel|uapi|user)")
+YNL = treegrep.regex(r"^/\* YNL-GEN (kernel|uapi|user)", fixed="/* YNL-GEN ")
 WORDS = treegrep.words({"napi_set_threaded", "dev_set_threaded"})
 
 
@@ -50,6 +50,7 @@ def repo(tmp_path):
         "drivers/a.c": "void f(void) { dev_set_threaded(d, false); }\n",
         "docs/a.txt": "dev_set_threaded is not in a .c file\n",
         "bin/blob.c": "dev_set_threaded\0binary\n",
+        "net/core/notgen.c": "x; /* YNL-GEN kernel source */\n/* YNL-GEN other */\n",
     }, "base")
     tip = _commit(r, {
         "net/core/dev.c": "int napi_set_threaded(struct napi_struct *n, u8 t);\n"
@@ -63,7 +64,13 @@ def repo(tmp_path):
 
 
 def _git_grep(repo: Path, rev: str, pat: treegrep.Pattern) -> dict[str, list[int]]:
-    cp = subprocess.run(["git", "-C", str(repo), *pat.git_args(), rev, "--", *pat.paths],
+    """The oracle: git grep of the commit's objects with the pattern itself."""
+    args = ["grep", "-n", "-I", "--null"]
+    if pat.regex is not None:
+        args += ["-E", "-e", pat.regex]
+    else:
+        args += ["-w", "-F"] + [a for w in pat.words for a in ("-e", w)]
+    cp = subprocess.run(["git", "-C", str(repo), *args, rev, "--", *pat.paths],
                         capture_output=True, text=True)
     return treegrep.parse_output(cp.stdout, f"{rev}:")
 
