@@ -5,7 +5,10 @@ Two ways, one result type:
   --cached`` and ``git commit-tree`` per patch. No checkout at all (a full
   6.12 checkout costs ~24 s), the user's branch, index and files are never
   touched, and the commits it makes are reproducible (fixed dates), so the
-  checks can read pre/post files by commit and cache by them.
+  checks can read pre/post files by commit and cache by them. The index
+  holds only the paths the series touches and ``treebuild`` makes the full
+  trees (0.25 s for v5 instead of 1.3 s); a failure, or a change that
+  index cannot express, is settled by an index of the whole base.
 - ``apply_in_worktree``: ``git worktree add`` at the base and ``git am``
   per patch, for ``series apply`` where the user wants files on disk.
 """
@@ -22,9 +25,10 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from . import gitutil
-from .errors import NapipatchError
+from .errors import GitError, NapipatchError
 from .gitutil import git
 from .series import Series
+from .treebuild import TreeBuilder, TreeBuildError
 
 _FAILED_AT = re.compile(r"patch failed: (\S+?):(\d+)")
 _NO_APPLY = re.compile(r"(?:error: )?(\S+): (patch does not apply|does not exist in index|already exists in index|No such file or directory|does not match index)")
@@ -119,8 +123,8 @@ def _failure(index: int, diff: str, stderr: str) -> ApplyFailure:
                         (last[-1] if last else "git apply failed").removeprefix("error: "))
 
 
-def _mailinfo(repo: Path, mailtext: str, td: Path) -> tuple[dict, str, Path]:
-    msgf, patchf = td / "msg", td / "patch"
+def _mailinfo(repo: Path, mailtext: str, td: Path, n: int = 0) -> tuple[dict, str, Path]:
+    msgf, patchf = td / f"msg{n}", td / f"patch{n}"
     cp = git(repo, "mailinfo", "--encoding=UTF-8", str(msgf), str(patchf), input=mailtext)
     info = {}
     for line in cp.stdout.splitlines():
@@ -180,37 +184,151 @@ def apply_in_index(repo: Path, series: Series, base: str | None = None,
 
 
 def _apply(repo: Path, series: Series, res: Applied) -> None:
-    sha = res.base
     with tempfile.TemporaryDirectory(prefix="napipatch-idx-") as tdname:
         td = Path(tdname)
-        # Index v4 (prefix-compressed paths) is a third smaller for a kernel
-        # tree, and every apply and write-tree reads and writes all of it.
-        env = {"GIT_INDEX_FILE": str(td / "index"), "GIT_INDEX_VERSION": "4"}
-        git(repo, "read-tree", sha, env=env)
-        parent = sha
-        for i, p in enumerate(series.patches, 1):
-            if res.failure:
-                res.commits.append(None)
-                continue
-            info, message, patchf = _mailinfo(repo, p.as_format_patch(), td)
-            if not patchf.read_text(errors="replace").strip():
-                res.commits.append(None)
-                res.failure = ApplyFailure(i, None, None, None, "has no diff")
-                continue
-            cp = git(repo, "apply", "--cached", "--whitespace=nowarn", str(patchf),
-                     env=env, check=False)
-            if cp.returncode != 0:
-                res.commits.append(None)
-                res.failure = _failure(i, p.diff, cp.stderr)
-                continue
+        mails = [_mailinfo(repo, p.as_format_patch(), td, i)
+                 for i, p in enumerate(series.patches, 1)]
+        try:
+            _apply_sparse(repo, series, res, mails, td)
+            if res.failure is None:
+                return
+        except (TreeBuildError, GitError, ValueError, IndexError):
+            pass
+        # A failure, or something the sparse index cannot express: the full
+        # index has the last word, and its error messages are the reference.
+        res.commits, res.failure = [], None
+        _apply_full(repo, series, res, mails, td)
+
+
+def _commit(repo: Path, tree: str, parent: str, info: dict, message: str) -> str:
+    date = info.get("Date") or "1970-01-01T00:00:00Z"
+    cenv = dict(gitutil.NAPIPATCH_IDENT, GIT_AUTHOR_NAME=info.get("Author", "unknown"),
+                GIT_AUTHOR_EMAIL=info.get("Email", "unknown@invalid"),
+                GIT_AUTHOR_DATE=date, GIT_COMMITTER_DATE=date)
+    return gitutil.out(repo, "commit-tree", tree, "-p", parent, "-F", "-",
+                       input=message, env=cenv)
+
+
+def _each(series: Series, res: Applied, mails, apply_one):
+    """Apply patch by patch; ``apply_one(i, patch, patchf)`` gives the git
+    apply result; stops at the first failure."""
+    for i, (p, (info, message, patchf)) in enumerate(zip(series.patches, mails), 1):
+        if res.failure:
+            res.commits.append(None)
+            continue
+        if not patchf.read_text(errors="replace").strip():
+            res.commits.append(None)
+            res.failure = ApplyFailure(i, None, None, None, "has no diff")
+            continue
+        cp, commit = apply_one(i, info, message, patchf)
+        if cp.returncode != 0:
+            res.commits.append(None)
+            res.failure = _failure(i, p.diff, cp.stderr)
+            continue
+        res.commits.append(commit())
+
+
+def _apply_full(repo: Path, series: Series, res: Applied, mails, td: Path) -> None:
+    """A temporary index of the whole base tree."""
+    # Index v4 (prefix-compressed paths) is a third smaller for a kernel
+    # tree, and every apply and write-tree reads and writes all of it.
+    env = {"GIT_INDEX_FILE": str(td / "index"), "GIT_INDEX_VERSION": "4"}
+    git(repo, "read-tree", res.base, env=env)
+    parent = [res.base]
+
+    def one(i, info, message, patchf):
+        cp = git(repo, "apply", "--cached", "--whitespace=nowarn", str(patchf),
+                 env=env, check=False)
+
+        def commit():
             tree = gitutil.out(repo, "write-tree", env=env)
-            date = info.get("Date") or "1970-01-01T00:00:00Z"
-            cenv = dict(gitutil.NAPIPATCH_IDENT, GIT_AUTHOR_NAME=info.get("Author", "unknown"),
-                        GIT_AUTHOR_EMAIL=info.get("Email", "unknown@invalid"),
-                        GIT_AUTHOR_DATE=date, GIT_COMMITTER_DATE=date)
-            parent = gitutil.out(repo, "commit-tree", tree, "-p", parent, "-F", "-",
-                                 input=message, env=cenv)
-            res.commits.append(parent)
+            parent[0] = _commit(repo, tree, parent[0], info, message)
+            return parent[0]
+        return cp, commit
+
+    _each(series, res, mails, one)
+
+
+def _touched(repo: Path, patchf: Path) -> set[str]:
+    """Every path a patch names (both sides of a rename or copy)."""
+    cp = git(repo, "apply", "--numstat", "-z", str(patchf), check=False)
+    out: set[str] = set()
+    toks = cp.stdout.split("\0")
+    i = 0
+    while i < len(toks):
+        t = toks[i]
+        if not t:
+            i += 1
+            continue
+        path = t.split("\t", 2)[2]
+        if path:
+            out.add(path)
+            i += 1
+        else:                       # rename/copy: old and new follow
+            out.update(x for x in toks[i + 1:i + 3] if x)
+            i += 3
+    # git 2.39's numstat gives only the new name of a rename; the old one:
+    for m in _FROM.finditer(patchf.read_text(errors="surrogateescape")):
+        out.add(_unquote(m.group(1)))
+    return out
+
+
+_FROM = re.compile(r"^(?:rename|copy) from (.+)$", re.M)
+
+
+def _unquote(path: str) -> str:
+    """A path as git writes it in a patch, C-quoted when it has odd bytes."""
+    if not (path.startswith('"') and path.endswith('"')):
+        return path
+    raw = path[1:-1].encode("latin-1", errors="surrogateescape")
+    return raw.decode("unicode_escape").encode("latin-1").decode("utf-8", errors="replace")
+
+
+def _apply_sparse(repo: Path, series: Series, res: Applied, mails, td: Path) -> None:
+    """An index of only the paths the series touches; the full tree of each
+    commit is the base's with those paths replaced (treebuild.py)."""
+    paths = sorted(set().union(*(_touched(repo, pf) for _, _, pf in mails)))
+    env = {"GIT_INDEX_FILE": str(td / "sparse-index"), "GIT_LITERAL_PATHSPECS": "1"}
+    base_entries: dict[str, tuple[bytes, str]] = {}
+    listing = []
+    for k in range(0, len(paths), 500):   # stay under the command-line limit
+        chunk = paths[k:k + 500]
+        cp = git(repo, "ls-tree", "-r", "-z", "--full-tree", res.base, "--", *chunk, env=env)
+        for rec in cp.stdout.split("\0"):
+            if rec:
+                meta, path = rec.split("\t", 1)
+                mode, _typ, sha = meta.split()
+                base_entries[path] = (mode.encode(), sha)
+                listing.append(rec)
+    git(repo, "update-index", "-z", "--index-info", input="".join(r + "\0" for r in listing),
+        env=env)
+    reader = gitutil.ObjectReader(repo)
+    builder = TreeBuilder(repo, reader)
+    base_tree = gitutil.out(repo, "rev-parse", f"{res.base}^{{tree}}")
+    parent = [res.base]
+
+    def one(i, info, message, patchf):
+        cp = git(repo, "apply", "--cached", "--whitespace=nowarn", str(patchf),
+                 env=env, check=False)
+
+        def commit():
+            now: dict[str, tuple[bytes, str]] = {}
+            for rec in git(repo, "ls-files", "-s", "-z", env=env).stdout.split("\0"):
+                if rec:
+                    meta, path = rec.split("\t", 1)
+                    mode, sha, _stage = meta.split()
+                    now[path] = (mode.encode(), sha)
+            changes = {p: e for p, e in now.items() if base_entries.get(p) != e}
+            changes.update({p: None for p in base_entries if p not in now})
+            tree = builder.build(base_tree, changes)
+            parent[0] = _commit(repo, tree, parent[0], info, message)
+            return parent[0]
+        return cp, commit
+
+    try:
+        _each(series, res, mails, one)
+    finally:
+        reader.close()
 
 
 def apply_in_worktree(repo: Path, series: Series, path: Path, base: str | None = None) -> Applied:

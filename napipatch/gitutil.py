@@ -83,15 +83,22 @@ class ObjectReader:
             stdin=subprocess.PIPE, stdout=subprocess.PIPE)
 
     def read(self, rev: str, path: str) -> bytes | None:
+        """A blob's content by commit and path (None: no such file)."""
         with self._lock:
-            return self._read(rev, path)
+            got = self._object(f"{rev}:{path}")
+        return got[1] if got and got[0] == "blob" else None
 
-    def _read(self, rev: str, path: str) -> bytes | None:
+    def object(self, name: str) -> tuple[str, bytes] | None:
+        """(type, content) of any object name (``sha``, ``rev:dir``)."""
+        with self._lock:
+            return self._object(name)
+
+    def _object(self, name: str) -> tuple[str, bytes] | None:
         if self._proc is None:
             self._start()
         p = self._proc
         assert p.stdin and p.stdout
-        p.stdin.write(f"{rev}:{path}\n".encode())
+        p.stdin.write(f"{name}\n".encode())
         p.stdin.flush()
         header = p.stdout.readline().decode()
         if header.endswith("missing\n") or header.endswith("ambiguous\n"):
@@ -99,7 +106,7 @@ class ObjectReader:
         _sha, typ, size = header.split()
         data = p.stdout.read(int(size))
         p.stdout.read(1)
-        return data if typ == "blob" else None
+        return typ, data
 
     def text(self, rev: str, path: str) -> str | None:
         data = self.read(rev, path)
