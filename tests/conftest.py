@@ -78,6 +78,15 @@ def git(repo, *args, input=None, env=None) -> str:
     return cp.stdout.strip()
 
 
+def small_repo(path: Path) -> Path:
+    """An empty repository with an identity, for tests that need no kernel."""
+    path.mkdir(parents=True)
+    git(path, "init", "-q", "-b", "main")
+    git(path, "config", "user.name", "T")
+    git(path, "config", "user.email", "t@example.org")
+    return path
+
+
 _IDENT = {"GIT_AUTHOR_NAME": "Test Author", "GIT_AUTHOR_EMAIL": "author@example.org",
           "GIT_COMMITTER_NAME": "Test Author", "GIT_COMMITTER_EMAIL": "author@example.org",
           "GIT_AUTHOR_DATE": "2026-01-01T00:00:00Z", "GIT_COMMITTER_DATE": "2026-01-01T00:00:00Z"}

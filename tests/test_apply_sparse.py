@@ -20,7 +20,7 @@ from napipatch import apply as A
 from napipatch.inputs import resolve
 from napipatch.store import Store
 
-from conftest import git
+from conftest import git, small_repo
 
 
 def _step(repo: Path, msg: str, do) -> None:
@@ -31,11 +31,7 @@ def _step(repo: Path, msg: str, do) -> None:
 
 @pytest.fixture
 def series_repo(tmp_path):
-    r = tmp_path / "repo"
-    r.mkdir()
-    git(r, "init", "-q", "-b", "main")
-    git(r, "config", "user.name", "T")
-    git(r, "config", "user.email", "t@example.org")
+    r = small_repo(tmp_path / "repo")
 
     def base(r):
         for p in ("a/b/c.c", "a/b/d.h", "a/b.c", "a-b/x", "a.b", "gone/only.txt", "z"):

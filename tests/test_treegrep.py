@@ -16,7 +16,7 @@ import pytest
 from napipatch import gitutil, treegrep
 from napipatch.treegrep import TreeGrep
 
-from conftest import git
+from conftest import git, small_repo
 
 YNL = treegrep.regex(r"^/\* YNL-GEN (kernel|uapi|user)", fixed="/* YNL-GEN ")
 WORDS = treegrep.words({"napi_set_threaded", "dev_set_threaded"})
@@ -37,11 +37,7 @@ def _commit(repo: Path, files: dict[str, str | None], msg: str) -> str:
 
 @pytest.fixture
 def repo(tmp_path):
-    r = tmp_path / "repo"
-    r.mkdir()
-    git(r, "init", "-q", "-b", "main")
-    git(r, "config", "user.name", "T")
-    git(r, "config", "user.email", "t@example.org")
+    r = small_repo(tmp_path / "repo")
     base = _commit(r, {
         "include/uapi/linux/netdev.h": "/* SPDX */\n/* YNL-GEN uapi header */\n#define X 1\n",
         "net/core/netdev-genl-gen.c": "/* YNL-GEN kernel source */\nint x;\n",
