@@ -81,6 +81,15 @@ def _finish(report, fmt: str) -> None:
     raise typer.Exit(report.exit_code)
 
 
+def _drive(cfg, applied, commits, report, fmt: str, *steps) -> None:
+    """Run ``steps`` (each given the executor) under one progress display, then report."""
+    with _Progress() as prog:
+        ex = executor_for(cfg, prog, applied, commits, report.series)
+        for step in steps:
+            step(ex)
+    _finish(report, fmt)
+
+
 def _targets(names: list[str] | None, bootable: bool = False) -> list[str]:
     from . import targetdata as targets
 
@@ -109,10 +118,8 @@ def build_cmd(target: str = typer.Argument(..., help=_TARGET_HELP), tree: Option
 
     cfg, applied, report, commits = _setup(target, tree, base)
     names = _targets(targets)
-    with _Progress() as prog:
-        run_builds(cfg, applied, commits, names, jobs, report,
-               executor_for(cfg, prog, applied, commits, report.series))
-    _finish(report, fmt)
+    _drive(cfg, applied, commits, report, fmt,
+           lambda ex: run_builds(cfg, applied, commits, names, jobs, report, ex))
 
 
 @test_app.command("boot")
@@ -129,10 +136,8 @@ def boot_cmd(target: str = typer.Argument(..., help=_TARGET_HELP), tree: Optiona
     for n in names:
         if targetsmod.load(n).boot is None:
             raise NapipatchError(n, "is build-only: QEMU has no model for it (use `napipatch test build`)")
-    with _Progress() as prog:
-        run_boots(cfg, applied, commits, names, jobs, timeout, report,
-              executor_for(cfg, prog, applied, commits, report.series))
-    _finish(report, fmt)
+    _drive(cfg, applied, commits, report, fmt,
+           lambda ex: run_boots(cfg, applied, commits, names, jobs, timeout, report, ex))
 
 
 @test_app.command("remote")
@@ -146,10 +151,8 @@ def remote_cmd(target: str = typer.Argument(..., help=_TARGET_HELP), tree: Optio
     if not names:
         raise NapipatchError("napipatch.idpf.host", "no remote host configured "
                              "(git config napipatch.idpf.host HOST, napipatch.idpf.iface IFACE)")
-    with _Progress() as prog:
-        run_remotes(cfg, applied, commits, names, jobs, report,
-                executor_for(cfg, prog, applied, commits, report.series))
-    _finish(report, fmt)
+    _drive(cfg, applied, commits, report, fmt,
+           lambda ex: run_remotes(cfg, applied, commits, names, jobs, report, ex))
 
 
 @test_app.command("run")
@@ -164,10 +167,9 @@ def run_cmd(target: str = typer.Argument(..., help=_TARGET_HELP), tree: Optional
     checked = run_checks(report.series, cfg, tree=applied.repo, base=base, use_cache=not no_cache)
     report.findings = checked.findings + [f for f in report.findings if f.check != "apply"]
     report.checks = checked.checks
-    with _Progress() as prog:
-        ex = executor_for(cfg, prog, applied, commits, report.series)
-        run_builds(cfg, applied, commits, _targets(None), jobs, report, ex)
-        run_boots(cfg, applied, commits, _targets(None, bootable=True), jobs, timeout, report, ex)
-        # Real hardware where a host is configured (idpf over SSH).
-        run_remotes(cfg, applied, commits, remote_targets(cfg), jobs, report, ex)
-    _finish(report, fmt)
+    _drive(cfg, applied, commits, report, fmt,
+           lambda ex: run_builds(cfg, applied, commits, _targets(None), jobs, report, ex),
+           lambda ex: run_boots(cfg, applied, commits, _targets(None, bootable=True), jobs,
+                                timeout, report, ex),
+           # Real hardware where a host is configured (idpf over SSH).
+           lambda ex: run_remotes(cfg, applied, commits, remote_targets(cfg), jobs, report, ex))

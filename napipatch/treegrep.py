@@ -171,6 +171,11 @@ class TreeGrep:
         if gitutil.git(self.repo, "rev-parse", "--is-bare-repository",
                        check=False).stdout.strip() != "false":
             return None
+        # A sparse checkout leaves files out of the worktree, and git grep
+        # there would miss them.
+        if gitutil.git(self.repo, "config", "--bool", "core.sparseCheckout",
+                       check=False).stdout.strip() == "true":
+            return None
         head = gitutil.resolve(self.repo, "HEAD")
         if head is None:
             return None

@@ -114,6 +114,16 @@ def test_dirty_checkout_greps_the_objects(repo):
     assert _grep(r, base, tip, WORDS)[1] == "objects"
 
 
+def test_sparse_checkout_greps_the_objects(repo):
+    r, base, tip = repo
+    git(r, "checkout", "-q", base)
+    git(r, "sparse-checkout", "set", "--no-cone", "/net/")  # drivers/a.c leaves the worktree
+    assert not (r / "drivers/a.c").exists()
+    got, how = _grep(r, base, tip, WORDS)
+    assert how == "objects"
+    assert got == _git_grep(r, tip, WORDS)
+
+
 def test_the_base_result_is_kept_on_disk(repo, tmp_path):
     r, base, tip = repo
     git(r, "checkout", "-q", base)
