@@ -109,7 +109,14 @@ def hunk_number(diff: str, path: str, old_line: int) -> int | None:
     return None
 
 
+_INVALID = re.compile(r"invalid path '(.+?)'")
+OUTSIDE = "names a path outside the tree (or inside .git); not applied"
+
+
 def _failure(index: int, diff: str, stderr: str) -> ApplyFailure:
+    bad = _INVALID.search(stderr)
+    if bad:
+        return ApplyFailure(index, bad.group(1), None, None, OUTSIDE)
     f = _FAILED_AT.search(stderr)
     if f:
         path, line = f.group(1), int(f.group(2))
@@ -136,7 +143,7 @@ def _mailinfo(repo: Path, mailtext: str, td: Path, n: int = 0) -> tuple[dict, st
 
 
 def _cache_key(sha: str, series: Series) -> str:
-    h = hashlib.sha256(f"apply-v1\0{sha}\0".encode())
+    h = hashlib.sha256(f"apply-v2\0{sha}\0".encode())
     for p in series.patches:
         h.update(p.as_format_patch().encode(errors="replace") + b"\0")
     return h.hexdigest()

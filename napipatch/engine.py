@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import gitutil
-from .apply import Applied, apply_in_index
+from .apply import OUTSIDE, Applied, apply_in_index
 from .config import Config
 from .context import PatchContext, SeriesContext, TreeView
 from .findings import Finding, Severity
@@ -120,8 +120,10 @@ def run_checks(series: Series, config: Config, tree: Path | None = None,
                 report.findings.append(Finding(
                     check="apply", severity=Severity.ERROR, patch=fl.patch,
                     message=str(fl), file=fl.file, line=fl.line,
-                    hint=f"rebase the series onto {applied.base[:12]} ({applied.base_why}), "
-                         "or pass --base with the commit it was made on"))
+                    hint="do not apply it: a path outside the tree is never legitimate"
+                    if fl.reason == OUTSIDE else
+                    f"rebase the series onto {applied.base[:12]} ({applied.base_why}), "
+                    "or pass --base with the commit it was made on"))
     cache = ResultCache(config.cache if use_cache else None)
     pctx = [PatchContext(series=series, n=i, mail=m, config=config, tree=view)
             for i, m in enumerate(series.patches, 1)]

@@ -173,3 +173,24 @@ def _gitconfig(tmp_path, url):
     f = tmp_path / "gitconfig"
     f.write_text(f"[napipatch]\n\tlore-url = {url}\n[b4]\n\tcache-expire = 0\n")
     return f
+
+
+def test_patch_with_a_path_outside_the_tree(cli, kernel_tree, base_commit, tmp_path):
+    """A mailed patch naming ../../x is reported as such, and nothing is written there."""
+    target = tmp_path / "outside" / "pwned.txt"
+    rel = "../" * 12 + str(target).lstrip("/")
+    patch = (
+        "From 1111111111111111111111111111111111111111 Mon Sep 17 00:00:00 2001\n"
+        "From: Eve <eve@example.org>\nDate: Thu, 1 Jan 2026 00:00:00 +0000\n"
+        "Subject: [PATCH net-next] net: escape\n\nEscape.\n\n"
+        "Signed-off-by: Eve <eve@example.org>\n---\n"
+        f"diff --git a/{rel} b/{rel}\nnew file mode 100644\nindex 0000000..1111111\n"
+        f"--- /dev/null\n+++ b/{rel}\n@@ -0,0 +1 @@\n+pwned\n-- \n2.39.5\n\n"
+        f"base-commit: {base_commit}\n")
+    f = tmp_path / "escape.mbox"
+    f.write_text(patch)
+    cp = cli("check", f, "--tree", kernel_tree, "--no-cache")
+    assert cp.returncode == 1, cp.stderr
+    assert "names a path outside the tree" in cp.stdout
+    assert "hint: do not apply it" in cp.stdout and "rebase" not in cp.stdout
+    assert not target.exists() and not target.parent.exists()
