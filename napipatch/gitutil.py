@@ -94,6 +94,8 @@ class ObjectReader:
             return self._object(name)
 
     def _object(self, name: str) -> tuple[str, bytes] | None:
+        if "\n" in name:     # one name per line: a newline would desynchronise the batch
+            return None
         if self._proc is None:
             self._start()
         p = self._proc

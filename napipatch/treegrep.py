@@ -19,6 +19,7 @@ from __future__ import annotations
 import fnmatch
 import hashlib
 import json
+import os
 import re
 import threading
 from dataclasses import dataclass
@@ -145,7 +146,7 @@ class TreeGrep:
         if f is None:
             return
         f.parent.mkdir(parents=True, exist_ok=True)
-        tmp = f.with_name(f".{f.name}.{threading.get_ident()}.tmp")
+        tmp = f.with_name(f".{f.name}.{os.getpid()}.{threading.get_ident()}.tmp")
         tmp.write_text(json.dumps(m))
         tmp.replace(f)
 

@@ -134,3 +134,16 @@ def test_the_base_result_is_kept_on_disk(repo, tmp_path):
     assert (again, how) == (first, "cache")
     # A different pattern is a different entry.
     assert _grep(r, base, tip, YNL, cache)[1] == "checkout"
+
+
+def test_a_path_with_a_newline_does_not_desynchronise_the_reader(repo):
+    """Paths come from mailed patches; one with a newline must not make every
+    later read return the wrong file."""
+    r, base, tip = repo
+    reader = gitutil.ObjectReader(r)
+    try:
+        assert reader.read(base, f"x\n{base}:net/core/dev.c") is None
+        assert reader.text(base, "net/core/dev.c").startswith("int dev_set_threaded(")
+        assert reader.text(tip, "drivers/b.c") == "x = napi_set_threaded(n, 2);\n"
+    finally:
+        reader.close()
