@@ -36,10 +36,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import measure  # noqa: E402
-from napipatch import targetdata  # noqa: E402
-from napipatch.apply import apply_in_index  # noqa: E402
-from napipatch.build import Builder  # noqa: E402
-from napipatch.store import Store  # noqa: E402
+from napipatch.jobs import targets as targetdata  # noqa: E402
+from napipatch.tree.apply import apply_in_index  # noqa: E402
+from napipatch.jobs.build import Builder  # noqa: E402
+from napipatch.store.store import Store  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -118,7 +118,7 @@ def main() -> int:
         print(f"kept: {bdir}")
     else:
         shutil.rmtree(bdir, ignore_errors=True)
-        from napipatch import gitutil
+        from napipatch.tree import gitutil
         gitutil.git(a.tree, "worktree", "prune", check=False)
     return 0
 

@@ -21,7 +21,7 @@ Fix:
 
 from __future__ import annotations
 
-from napipatch import gitutil
+from napipatch.tree import gitutil
 
 ID = "base-commit"
 SUMMARY = "base-commit: trailer present and known to the tree"

@@ -32,9 +32,9 @@ from __future__ import annotations
 
 import re
 
-from napipatch.cparse import Field, blank_comments, parse_enum_entries, parse_member, parse_struct
-from napipatch.hunks import hunk_lines
-from napipatch.netcachelines import (DOCUMENTED, Documented, Row, Table,
+from napipatch.kernel.cparse import Field, blank_comments, parse_enum_entries, parse_member, parse_struct
+from napipatch.mails.hunks import hunk_lines
+from napipatch.kernel.netcachelines import (DOCUMENTED, Documented, Row, Table,
                                      field_type, parse_row, parse_table, row_key, row_matches)
 
 ID = "cachelines"

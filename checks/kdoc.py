@@ -30,9 +30,9 @@ from __future__ import annotations
 
 import re
 
-from napipatch import kerneldoc
-from napipatch.cparse import FuncDecl, find_functions
-from napipatch.hunks import added_lines, post_image, source_files
+from napipatch.kernel import kerneldoc
+from napipatch.kernel.cparse import FuncDecl, find_functions
+from napipatch.mails.hunks import added_lines, post_image, source_files
 
 ID = "kdoc"
 SUMMARY = "kernel-doc look-alikes (/* not /**), new kernel-doc warnings, parameter names"

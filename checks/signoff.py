@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import re
 
-from napipatch import gitutil
+from napipatch.tree import gitutil
 
 ID = "signoff"
 SUMMARY = "author's Signed-off-by, chain ends with the sender, Fixes: tags well formed"

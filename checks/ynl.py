@@ -50,7 +50,8 @@ from __future__ import annotations
 
 import re
 
-from napipatch import treegrep, ynlspec
+from napipatch.tree import treegrep
+from napipatch.kernel import ynlspec
 
 ID = "ynl"
 SUMMARY = "netlink specs validate; generated YNL code and uapi copies match the spec"

@@ -1,3 +1,3 @@
-from .cli import main
+from napipatch.cli.app import main
 
 main()

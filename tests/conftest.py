@@ -33,7 +33,7 @@ def _tree_path() -> Path:
 @pytest.fixture(scope="session")
 def kernel_tree() -> Path:
     """The prepared 6.12 git tree (prepared on first use, ~1 minute)."""
-    from napipatch.kerneltree import prepare
+    from napipatch.tree.kerneltree import prepare
 
     path = _tree_path()
     if not (path / ".git").exists():

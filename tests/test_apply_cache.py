@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import json
 
-from napipatch.apply import apply_in_index
-from napipatch.inputs import resolve
-from napipatch.store import Store
+from napipatch.tree.apply import apply_in_index
+from napipatch.store.inputs import resolve
+from napipatch.store.store import Store
 
 from conftest import one_patch
 

@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from napipatch import apply as A
-from napipatch.inputs import resolve
-from napipatch.store import Store
+from napipatch.tree import apply as A
+from napipatch.store.inputs import resolve
+from napipatch.store.store import Store
 
 from conftest import git, small_repo
 

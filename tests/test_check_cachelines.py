@@ -14,8 +14,8 @@ import subprocess
 import pytest
 
 from conftest import ROOT, check_findings, edit, one_patch
-from napipatch.cparse import parse_struct
-from napipatch.netcachelines import parse_table, row_matches
+from napipatch.kernel.cparse import parse_struct
+from napipatch.kernel.netcachelines import parse_table, row_matches
 
 ND = "include/linux/netdevice.h"
 RST = "Documentation/networking/net_cachelines/net_device.rst"
@@ -194,6 +194,6 @@ def test_v4_series_without_tree(cli):
 
 @pytest.mark.parametrize("text, ok", [("u8", True), ("unsigned:1", False), ("u8:1", False)])
 def test_row_matches_spelling(text, ok):
-    from napipatch.cparse import Field
-    from napipatch.netcachelines import Row
+    from napipatch.kernel.cparse import Field
+    from napipatch.kernel.netcachelines import Row
     assert row_matches(Row(text, "threaded", "", "", "", 1), Field("threaded", "u8", None, None, 1)) is ok

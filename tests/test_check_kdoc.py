@@ -12,8 +12,8 @@ from __future__ import annotations
 import json
 
 from conftest import ROOT, check_findings, edit, one_patch
-from napipatch import kerneldoc
-from napipatch.cparse import find_functions, param_name
+from napipatch.kernel import kerneldoc
+from napipatch.kernel.cparse import find_functions, param_name
 
 ND = "include/linux/netdevice.h"
 DEV = "net/core/dev.c"

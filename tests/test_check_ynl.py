@@ -209,10 +209,11 @@ def test_uapi_copies_both_updated_and_old_drift(cli, kernel_tree, base_commit, t
 def test_regenerate_reproduces_every_generated_file_of_the_tree(kernel_tree, base_commit):
     """The batched generator (one interpreter, libyaml, validation once per
     spec) makes all of 6.12's generated YNL files byte for byte."""
-    from napipatch import treegrep, ynlspec
-    from napipatch.apply import Applied
+    from napipatch.tree import treegrep
+    from napipatch.kernel import ynlspec
+    from napipatch.tree.apply import Applied
     from napipatch.config import Config
-    from napipatch.context import TreeView
+    from napipatch.engine.context import TreeView
 
     view = TreeView(repo=kernel_tree, applied=Applied(kernel_tree, base_commit, "test"),
                     config=Config(), use_cache=False)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from napipatch.registry import discover
+from napipatch.engine.registry import discover
 
 FIX = Path(__file__).parent / "fixtures" / "checks"
 TESTS = Path(__file__).parent

@@ -119,8 +119,8 @@ def _cfg(gitconfig):
 
 def test_worker_killed_mid_boot_job_is_redelivered(tmp_path, redis_url, workers, kernel_tree,
                                                    base_commit, build_dir):
-    from napipatch.distributed import TASK, app_from_config, result_from_dict, to_payload
-    from napipatch.jobs import BootJob
+    from napipatch.jobs.distributed import TASK, app_from_config, result_from_dict, to_payload
+    from napipatch.jobs.run import BootJob
 
     gc = _gitconfig(tmp_path, redis_url)
     cfg = _cfg(gc)
@@ -153,8 +153,8 @@ def test_worker_killed_mid_boot_job_is_redelivered(tmp_path, redis_url, workers,
 
 def test_jobs_reach_only_workers_of_their_queue(tmp_path, redis_url, workers, kernel_tree,
                                                 base_commit, build_dir):
-    from napipatch.distributed import TASK, app_from_config, to_payload
-    from napipatch.jobs import BuildJob
+    from napipatch.jobs.distributed import TASK, app_from_config, to_payload
+    from napipatch.jobs.run import BuildJob
 
     gc = _gitconfig(tmp_path, redis_url)
     app = app_from_config(_cfg(gc))
@@ -214,8 +214,8 @@ ip -n {a} link set lo up; ip -n {b} link set lo up; ip -n {b} link set v1 up
 @pytest.fixture
 def artifacts(tmp_path, kernel_tree, base_commit, build_dir, monkeypatch):
     """A really built kernel (the shared virtio-net build) and a modules tarball."""
-    from napipatch.build import Builder
-    from napipatch.targetdata import load
+    from napipatch.jobs.build import Builder
+    from napipatch.jobs.targets import load
 
     monkeypatch.setenv("NAPIPATCH_BUILD_DIR", str(build_dir))
     with Builder(kernel_tree, load("virtio-net"), tmp_path / "cache") as b:
@@ -238,8 +238,8 @@ def _host(port, key, netns, boot="none"):
 
 def test_remote_plan_runs_over_ssh(tmp_path, sshd, veth_netns, artifacts, kernel_tree,
                                    base_commit, monkeypatch, build_dir):
-    from napipatch.executor import LocalExecutor
-    from napipatch.remote import RemoteJob
+    from napipatch.jobs.executor import LocalExecutor
+    from napipatch.jobs.remote import RemoteJob
 
     monkeypatch.setenv("NAPIPATCH_BUILD_DIR", str(build_dir))
     port, key = sshd
@@ -265,8 +265,8 @@ def test_remote_plan_runs_over_ssh(tmp_path, sshd, veth_netns, artifacts, kernel
 
 def test_unreachable_host_is_an_infrastructure_error(tmp_path, redis_url, workers, kernel_tree,
                                                      base_commit, artifacts, build_dir):
-    from napipatch.distributed import TASK, app_from_config, result_from_dict, to_payload
-    from napipatch.remote import RemoteJob
+    from napipatch.jobs.distributed import TASK, app_from_config, result_from_dict, to_payload
+    from napipatch.jobs.remote import RemoteJob
 
     gc = _gitconfig(tmp_path, redis_url, job_retries=1)
     app = app_from_config(_cfg(gc))

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from napipatch import gitutil, treegrep
-from napipatch.treegrep import TreeGrep
+from napipatch.tree import gitutil, treegrep
+from napipatch.tree.treegrep import TreeGrep
 
 from conftest import git, small_repo
 

@@ -22,9 +22,9 @@ import urllib.request
 from pathlib import Path
 from typing import Iterator
 
-from .. import gitutil
-from ..errors import NapipatchError
-from .config import Inbox
+from napipatch.tree import gitutil
+from napipatch.errors import NapipatchError
+from napipatch.bot.config import Inbox
 
 log = logging.getLogger("napipatch.bot")
 

@@ -28,10 +28,10 @@ import json
 import re
 from dataclasses import dataclass, field
 
-from ..errors import NapipatchError
-from ..mail import PatchMail, _clean_msgid, parse_message
-from ..series import Series, assemble, name_from
-from ..subject import parse_subject
+from napipatch.errors import NapipatchError
+from napipatch.mails.mail import PatchMail, _clean_msgid, parse_message
+from napipatch.mails.series import Series, assemble, name_from
+from napipatch.mails.subject import parse_subject
 
 # compat32 leaves header values as strings (RFC 2047 decoded below only when
 # present): ~20x cheaper than policy.default's header objects, which matters

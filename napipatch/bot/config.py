@@ -12,7 +12,7 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..errors import NapipatchError
+from napipatch.errors import NapipatchError
 
 POLICIES = ("problems", "always")
 
@@ -166,7 +166,7 @@ def load(path: Path) -> BotConfig:
         raise NapipatchError(path, "tree.branches: expected {tag = \"branch\"} strings")
     if bot.get("jobs") and not tree.get("path"):
         raise NapipatchError(path, "bot.jobs = true needs tree.path (jobs build in a tree)")
-    from .. import targetdata
+    from napipatch.jobs import targets as targetdata
     for t in bot.get("targets", []):
         if t not in targetdata.names():
             raise NapipatchError(path, f"bot.targets: no such target {t!r} "

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from email.message import EmailMessage
 from pathlib import Path
 
-from .config import BotConfig
+from napipatch.bot.config import BotConfig
 
 _ADDR = re.compile(r"^[^@\s<>()\[\],;:\"\\]+@[A-Za-z0-9.-]+\.?[A-Za-z0-9-]*$")
 _MSGID = re.compile(r"^[^<>\s\"\\]+$")

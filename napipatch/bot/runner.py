@@ -30,16 +30,16 @@ import threading
 import time
 from dataclasses import dataclass, field
 
-from .. import __version__ as napipatch_version
-from .. import config as configmod
-from .. import gitutil
-from ..errors import NapipatchError
-from ..templating import render
-from . import mailer
-from .archive import Follower
-from .assemble import Group, group, record, row_dict, to_series
-from .config import BotConfig, Inbox
-from .state import State
+from napipatch import __version__ as napipatch_version
+from napipatch import config as configmod
+from napipatch.tree import gitutil
+from napipatch.errors import NapipatchError
+from napipatch.report.templating import render
+from napipatch.bot import mailer
+from napipatch.bot.archive import Follower
+from napipatch.bot.assemble import Group, group, record, row_dict, to_series
+from napipatch.bot.config import BotConfig, Inbox
+from napipatch.bot.state import State
 
 log = logging.getLogger("napipatch.bot")
 
@@ -313,7 +313,7 @@ class Bot:
 
     # ------------------------------------------------------------ 5. check
     def _check_queued(self, res: PassResult) -> None:
-        from ..engine import run_checks
+        from napipatch.engine.run import run_checks
 
         for s in self.state.q("SELECT * FROM series WHERE state IN ('queued', 'checking') ORDER BY id"):
             if self.stop.is_set():
@@ -361,9 +361,9 @@ class Bot:
     def _run_jobs(self, series, engine_cfg, tree, base, report) -> None:
         """Build every patch for the targets and boot the bootable ones,
         through the executor napipatch.executor names (local or celery)."""
-        from .. import jobs as jobsmod
-        from .. import targetdata
-        from ..apply import apply_in_index
+        from napipatch.jobs import run as jobsmod
+        from napipatch.jobs import targets as targetdata
+        from napipatch.tree.apply import apply_in_index
 
         applied = apply_in_index(tree, series, base)
         commits = [c for c in applied.commits if c]
@@ -407,7 +407,7 @@ class Bot:
         return repo, cp.stdout.strip(), f"{tag}/{branch}", why
 
     def _report_body(self, s, series, report, label: str, why: str) -> str:
-        from ..report import to_data
+        from napipatch.report.render import to_data
 
         data = to_data(report)
         total = len(series.patches)

@@ -1,0 +1,86 @@
+"""``napipatch bot run|once|status``: the CI bot that follows lore and replies.
+
+Thin: load the TOML config, hand it to napipatch.bot.runner, print.
+"""
+
+from __future__ import annotations
+
+import logging
+import signal
+import sys
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+bot_app = typer.Typer(help="The CI bot: follow public-inbox archives, check, reply.", no_args_is_help=True)
+
+_CONFIG = typer.Option(..., "--config", "-c", help="The bot's TOML configuration file.")
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(bot_app, name="bot")
+
+
+def _bot(config: Path, verbose: bool):
+    from napipatch.bot import config as botconfig
+    from napipatch.bot.runner import Bot
+
+    logging.basicConfig(stream=sys.stderr, level=logging.INFO if verbose else logging.WARNING,
+                        format="%(asctime)s napipatch-bot: %(levelname)s: %(message)s",
+                        datefmt="%Y-%m-%dT%H:%M:%S")
+    return Bot(botconfig.load(config))
+
+
+@bot_app.command("once")
+def bot_once(config: Path = _CONFIG,
+             verbose: bool = typer.Option(False, "--verbose", "-v", help="Log every step.")):
+    """One pass: fetch, assemble, check, reply; for cron and tests."""
+    bot = _bot(config, verbose)
+    try:
+        res = bot.run_once()
+    finally:
+        bot.close()
+    typer.echo(res.summary())
+    for p in res.problems:
+        typer.echo(f"problem: {p}", err=True)
+
+
+@bot_app.command("run")
+def bot_run(config: Path = _CONFIG,
+            interval: Optional[float] = typer.Option(None, "--interval", help="Seconds between passes (bot.interval)."),
+            verbose: bool = typer.Option(True, "--verbose/--quiet", help="Log every pass.")):
+    """The daemon: a pass every bot.interval seconds until SIGTERM/SIGINT."""
+    bot = _bot(config, verbose)
+    if interval is not None:
+        bot.cfg.interval = interval
+
+    def stop(signum, _frame):
+        logging.getLogger("napipatch.bot").info("signal %d: stopping after this step", signum)
+        bot.stop.set()
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    try:
+        bot.run_forever()
+    finally:
+        bot.close()
+
+
+@bot_app.command("status")
+def bot_status(config: Path = _CONFIG):
+    """What the bot has seen: archive positions, series and their replies."""
+    from napipatch.bot import config as botconfig
+    from napipatch.bot.runner import Bot
+
+    cfg = botconfig.load(config)
+    if not cfg.db_path.exists():
+        typer.echo(f"{cfg.db_path}: no state yet (run `napipatch bot once`)")
+        return
+    bot = Bot(cfg)
+    try:
+        for line in bot.status_lines():
+            typer.echo(line)
+    finally:
+        bot.close()
+

@@ -1,0 +1,260 @@
+"""A target on real hardware reached over SSH (idpf).
+
+QEMU has no idpf model, so an idpf run needs a host with the NIC (on
+Google Cloud: bare-metal C3/X4). ``RemoteJob``: build the kernel and
+modules for the target, copy them to the host, boot them (``kexec``, or
+``reboot`` after a user-given install command), wait for the host, run the
+target's test plan on the idpf interface over SSH, collect TAP and logs.
+On any failure after the host was touched it is rebooted into its default
+entry and the report says so. ``boot = "none"`` runs the plan on the
+running kernel (used by the loopback tests against veth in a network
+namespace; on real hardware only kexec/reboot prove the new kernel).
+
+Host settings are git config keys in a subsection named after the target:
+``napipatch.idpf.host``, ``.user``, ``.port``, ``.key``, ``.iface``,
+``.boot`` (kexec|reboot|none), ``.install`` (for reboot), ``.peer``
+(address to ping), ``.addr`` (address to put on the interface), ``.netns``.
+"""
+
+from __future__ import annotations
+
+import shlex
+import subprocess
+import tarfile
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from napipatch.jobs import boot as bootmod
+from napipatch.jobs import initramfs
+from napipatch.jobs import targets as targetdata
+from napipatch.errors import NapipatchError
+from napipatch.jobs.executor import InfraError, JobResult
+from napipatch.report.findings import Finding, Severity
+
+HOST_KEYS = ("host", "user", "port", "key", "iface", "boot", "install", "peer", "addr", "netns")
+
+
+@dataclass
+class RemoteHost:
+    host: str
+    iface: str
+    user: str = "root"
+    port: int = 22
+    key: str = ""
+    boot: str = "kexec"  # kexec | reboot | none
+    install: str = ""  # for boot=reboot: makes the copied kernel the next boot entry
+    peer: str = ""
+    addr: str = ""
+    netns: str = ""
+    connect_timeout: int = 10
+    up_timeout: int = 600
+    extra_ssh: list[str] = field(default_factory=list)
+
+    @classmethod
+    def from_config(cls, cfg, target: str) -> "RemoteHost":
+        vals = {k: cfg.get(f"napipatch.{target}.{k}") for k in HOST_KEYS}
+        if not vals["host"] or not vals["iface"]:
+            raise NapipatchError(f"napipatch.{target}.host", "no remote host configured for "
+                                 f"{target} (set napipatch.{target}.host and .iface)")
+        vals = {k: v for k, v in vals.items() if v}
+        if "port" in vals:
+            vals["port"] = int(vals["port"])
+        host = cls(**vals)
+        if host.boot not in ("kexec", "reboot", "none"):
+            raise NapipatchError(f"napipatch.{target}.boot", f"unknown boot method {host.boot!r}")
+        return host
+
+
+class Ssh:
+    def __init__(self, h: RemoteHost):
+        self.h = h
+        self.base = ["-p", str(h.port), "-o", "BatchMode=yes", "-o", "StrictHostKeyChecking=no",
+                     "-o", "UserKnownHostsFile=/dev/null", "-o", "LogLevel=ERROR",
+                     "-o", f"ConnectTimeout={h.connect_timeout}"] + h.extra_ssh
+        if h.key:
+            self.base += ["-i", h.key]
+        self.dest = f"{h.user}@{h.host}"
+
+    def run(self, command: str, timeout: float = 600, check: bool = True) -> subprocess.CompletedProcess:
+        cp = subprocess.run(["ssh", *self.base, self.dest, command], capture_output=True,
+                            text=True, timeout=timeout, errors="replace")
+        if cp.returncode == 255:  # ssh's own failure: the host, not the command
+            raise InfraError(f"{self.dest}:{self.h.port} unreachable: "
+                             f"{(cp.stderr.strip().splitlines() or ['ssh failed'])[-1]}")
+        if check and cp.returncode != 0:
+            raise NapipatchError(f"{self.dest}: {command.split()[0]}",
+                                 (cp.stderr.strip().splitlines() or [f"exit {cp.returncode}"])[-1])
+        return cp
+
+    def copy(self, files: list[Path], dest: str) -> None:
+        scp = ["scp", "-q", "-P", str(self.h.port)] + [a for a in self.base if a != "-p"
+                                                      and a != str(self.h.port)]
+        cp = subprocess.run([*scp, *map(str, files), f"{self.dest}:{dest}"], capture_output=True,
+                            text=True, timeout=1800)
+        if cp.returncode != 0:
+            raise InfraError(f"copy to {self.dest} failed: "
+                             f"{(cp.stderr.strip().splitlines() or ['scp failed'])[-1]}")
+
+    def wait(self, up: bool, timeout: float) -> bool:
+        t0 = time.monotonic()
+        while time.monotonic() - t0 < timeout:
+            try:
+                self.run("true", timeout=self.h.connect_timeout + 5)
+                alive = True
+            except (InfraError, subprocess.TimeoutExpired):
+                alive = False
+            if alive == up:
+                return True
+            time.sleep(2)
+        return False
+
+
+def plan_command(h: RemoteHost, workdir: str) -> str:
+    env = f"DEV={shlex.quote(h.iface)} PEER={shlex.quote(h.peer)} ADDR={shlex.quote(h.addr)} REMOTE=1"
+    inner = (f"echo {initramfs.BEGIN}; env {env} sh {workdir}/plan.sh; "
+             f"echo \"{initramfs.END} rc=$?\"")
+    if h.netns:
+        return f"ip netns exec {shlex.quote(h.netns)} sh -c {shlex.quote(inner)}"
+    return f"sh -c {shlex.quote(inner)}"
+
+
+@dataclass
+class RemoteJob:
+    """Build for the target, boot it on the remote host, run its test plan."""
+
+    repo: Path
+    target: str
+    commit: str
+    patch: int
+    cache: Path
+    host: dict
+    jobs: int = 2
+    artifacts: str = ""  # a dir with a kernel image (and modules.tar.gz) already built
+    kind: str = "remote"
+
+    def _artifacts(self, progress) -> tuple[Path, Path | None, list[Finding]]:
+        if self.artifacts:
+            d = Path(self.artifacts)
+            kernel = d / "bzImage"
+            mods = d / "modules.tar.gz"
+            if not kernel.is_file():
+                raise NapipatchError(kernel, "no kernel image in the artifacts")
+            return kernel, (mods if mods.is_file() else None), []
+        from napipatch.jobs.build import Builder
+        target = targetdata.load(self.target)
+        with Builder(self.repo, target, self.cache, jobs=self.jobs, progress=progress) as b:
+            step = b.step(self.patch, self.commit, "remote")
+            if not step.ok:
+                return Path(), None, [Finding(
+                    check=self.target, severity=Severity.ERROR, patch=self.patch,
+                    message=f"not booted on the {self.target} host: {self.commit[:12]} does not build",
+                    hint=f"full log: {step.log}", details=step.error_excerpt)]
+            obj = b.dirs.obj
+            stage = obj.parent / "modules-stage"
+            subprocess.run(["rm", "-rf", str(stage)])
+            subprocess.run(b.make_cmd("modules_install") + [f"INSTALL_MOD_PATH={stage}"],
+                           capture_output=True)
+            mods = obj.parent / "modules.tar.gz"
+            with tarfile.open(mods, "w:gz") as tf:
+                if stage.exists():
+                    tf.add(stage, arcname=".")
+            return obj / target.image, mods, []
+
+    def run(self, progress) -> JobResult:
+        t0 = time.monotonic()
+        h = RemoteHost(**self.host)
+        target = targetdata.load(self.target)
+        plan = (target.dir / "plan.sh") if (target.dir / "plan.sh").is_file() else \
+            targetdata.load("virtio-net").boot.plan
+        kernel, mods, findings = self._artifacts(progress)
+        if findings:
+            return JobResult(self.kind, self.target, "fail", findings, time.monotonic() - t0)
+        ssh = Ssh(h)
+        progress(f"{self.target}: contacting {ssh.dest}:{h.port}")
+        previous = ssh.run("uname -r", timeout=60).stdout.strip()
+        workdir = f"/tmp/napipatch-{self.commit[:12]}"
+        touched = False
+        notes: list[Finding] = []
+        try:
+            ssh.run(f"rm -rf {workdir} && mkdir -p {workdir}")
+            ssh.copy([kernel, plan] + ([mods] if mods else []), workdir)
+            touched = True
+            if h.boot != "none":
+                self._boot(ssh, h, workdir, previous, mods is not None, progress)
+            running = ssh.run("uname -r").stdout.strip()
+            progress(f"{self.target}: running the test plan on {h.iface} ({running})")
+            cp = ssh.run(plan_command(h, workdir), timeout=900, check=False)
+            out = cp.stdout.replace("\r\n", "\n")
+            log = self.cache / "remote-logs" / f"{time.strftime('%Y%m%d-%H%M%S')}-{self.target}.log"
+            log.parent.mkdir(parents=True, exist_ok=True)
+            log.write_text(out + cp.stderr)
+            tests = bootmod.parse_tap(out)
+            import re
+            m = re.search(initramfs.END + r" rc=(\d+)", out)
+            res = bootmod.BootResult(kernel=kernel, console=out, console_log=log,
+                                     seconds=round(time.monotonic() - t0, 1), finished=bool(m),
+                                     timed_out=False, plan_rc=int(m.group(1)) if m else None,
+                                     tests=tests)
+            from napipatch.jobs.run import boot_findings
+            findings = [self._recheck(f) for f in boot_findings(self.target, res, self.patch)]
+            tap = "\n".join(f"{t.status:6} {t.n:2} - {t.name}" + (f"  ({t.skip})" if t.skip else "")
+                            for t in tests)
+            notes.append(Finding(
+                check=self.target, severity=Severity.INFO, patch=0,
+                message=f"{self.target} host {h.host}: kernel {running} ({h.boot}), "
+                        f"{sum(t.ok and t.skip is None for t in tests)} ok, "
+                        f"{sum(t.skip is not None for t in tests)} skip, {len(res.failed)} not ok",
+                hint=f"log: {log}", details=tap))
+        except NapipatchError as exc:
+            findings = [Finding(check=self.target, severity=Severity.ERROR, patch=self.patch,
+                                message=f"{self.target} host {h.host}: {exc}")]
+        failed = any(f.severity is Severity.ERROR for f in findings)
+        if failed and touched and h.boot != "none":
+            notes.append(self._restore(ssh, h, previous, progress))
+        status = "fail" if failed else "pass"
+        return JobResult(self.kind, self.target, status, findings + notes,
+                         round(time.monotonic() - t0, 1), data={"previous-kernel": previous})
+
+    def _recheck(self, f: Finding) -> Finding:
+        from dataclasses import replace
+        return replace(f, check=self.target)
+
+    def _boot(self, ssh: Ssh, h: RemoteHost, workdir: str, previous: str, has_mods: bool,
+              progress) -> None:
+        if has_mods:
+            ssh.run(f"tar -xzf {workdir}/modules.tar.gz -C /")
+        if h.boot == "kexec":
+            ssh.run(f"kexec -l {workdir}/bzImage --reuse-cmdline")
+            ssh.run("nohup sh -c 'sleep 1; kexec -e' >/dev/null 2>&1 &", check=False)
+        else:
+            if h.install:
+                ssh.run(h.install.replace("{kernel}", f"{workdir}/bzImage"))
+            ssh.run("nohup sh -c 'sleep 1; reboot' >/dev/null 2>&1 &", check=False)
+        progress(f"{self.target}: waiting for {h.host} to go down and come back")
+        if not ssh.wait(up=False, timeout=120) or not ssh.wait(up=True, timeout=h.up_timeout):
+            raise NapipatchError(h.host, f"did not come back within {h.up_timeout} s after {h.boot}")
+        now = ssh.run("uname -r").stdout.strip()
+        if now == previous:
+            raise NapipatchError(h.host, f"still runs {previous} after {h.boot}: the new kernel did not boot")
+
+    def _restore(self, ssh: Ssh, h: RemoteHost, previous: str, progress) -> Finding:
+        progress(f"{self.target}: rebooting {h.host} into its default kernel")
+        try:
+            ssh.run("nohup sh -c 'sleep 1; reboot' >/dev/null 2>&1 &", check=False)
+            back = ssh.wait(up=False, timeout=120) and ssh.wait(up=True, timeout=h.up_timeout)
+            now = ssh.run("uname -r").stdout.strip() if back else "?"
+        except (InfraError, NapipatchError) as exc:
+            now, back = f"? ({exc})", False
+        ok = back and now == previous
+        return Finding(check=self.target, severity=Severity.INFO if ok else Severity.WARNING,
+                       patch=0, message=(f"{h.host} restored to its previous kernel {previous}"
+                                         if ok else f"{h.host} NOT restored: runs {now}, "
+                                         f"expected {previous}"),
+                       hint="" if ok else "bring the host back by hand")
+
+
+def host_dict(h: RemoteHost) -> dict:
+    d = asdict(h)
+    d.pop("extra_ssh", None)
+    return d

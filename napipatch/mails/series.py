@@ -1,0 +1,133 @@
+"""A series: one version's cover letter and patches, assembled from mails."""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+from napipatch.errors import NapipatchError
+from napipatch.mails.mail import PatchMail
+
+# The cover's changelog: from the first "vN:" / "Changes in vN" line to the
+# shortlog, diffstat or trailers that git format-patch appends.
+_CHANGELOG_START = re.compile(r"^(v\d+\s*[:\-]|changes (in|since) v\d+|changelog)", re.I | re.M)
+_CHANGELOG_END = re.compile(r"^(\S.* \(\d+\):$|base-commit:|-- $| \S+.*\|\s+\d+)", re.M)
+
+
+@dataclass
+class Series:
+    """The cover letter (if any) and patches 1..N of one version.
+
+    Attributes:
+        name: the store name (or the input's name).
+        version: N of ``vN``.
+        cover: patch 0, or None for a single patch without one.
+        patches: patches 1..N, in order.
+        source: where it was read from (for messages).
+    """
+
+    name: str
+    version: int
+    cover: PatchMail | None
+    patches: list[PatchMail]
+    source: str = ""
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def mails(self) -> list[PatchMail]:
+        return ([self.cover] if self.cover else []) + self.patches
+
+    @property
+    def head(self) -> PatchMail:
+        """The mail that speaks for the series: the cover, or the only patch."""
+        return self.cover or self.patches[0]
+
+    @property
+    def title(self) -> str:
+        return self.head.subject.title
+
+    @property
+    def base_commit(self) -> str | None:
+        for m in [self.head] + self.patches:
+            if m.base_commit:
+                return m.base_commit
+        return None
+
+    @property
+    def tree(self) -> str | None:
+        for m in self.mails:
+            if m.subject.tree:
+                return m.subject.tree
+        return None
+
+    @property
+    def changelog(self) -> str:
+        return changelog_of(self.cover.body) if self.cover else ""
+
+
+def changelog_of(body: str) -> str:
+    m = _CHANGELOG_START.search(body)
+    if not m:
+        return ""
+    rest = body[m.start():]
+    e = _CHANGELOG_END.search(rest)
+    return (rest[: e.start()] if e else rest).strip("\n") + "\n"
+
+
+def assemble(mails: list[PatchMail], source: str, name: str | None = None,
+             version: int | None = None) -> Series:
+    """Pick the patches of one version out of a thread and check it is whole."""
+    patches = [m for m in mails if m.subject.is_patch and not m.subject.is_reply]
+    if not patches:
+        # A bare commit mail without a [PATCH] tag (git format-patch -k, or
+        # a single format-patch file) still counts as a one-patch series.
+        patches = [m for m in mails if not m.subject.is_reply and m.diff]
+        if len(patches) != 1:
+            raise NapipatchError(source, "no patches found (no [PATCH] subjects with a diff)")
+    by_version: dict[int, list[PatchMail]] = defaultdict(list)
+    for m in patches:
+        by_version[m.subject.version].append(m)
+    if version is None:
+        if len(by_version) > 1:
+            vs = ", ".join(f"v{v}" for v in sorted(by_version))
+            raise NapipatchError(source, f"mixes versions {vs}; pick one with NAME@vN or --version")
+        version = next(iter(by_version))
+    if version not in by_version:
+        raise NapipatchError(source, f"has no v{version}")
+    chosen = by_version[version]
+    totals = {m.subject.total for m in chosen}
+    if len(totals) > 1:
+        raise NapipatchError(source, f"v{version} patches disagree on the count ({sorted(totals)})")
+    total = totals.pop()
+    slots: dict[int, PatchMail] = {}
+    for m in chosen:
+        i = m.subject.index
+        if i in slots:
+            if slots[i].diff == m.diff and slots[i].message == m.message:
+                continue  # the same mail twice (cross-posted): harmless
+            raise NapipatchError(source, f"patch {i}/{total} appears twice in v{version}")
+        if i > total:
+            raise NapipatchError(source, f"patch {i}/{total} numbered beyond the total")
+        slots[i] = m
+    missing = [i for i in range(1, total + 1) if i not in slots]
+    if missing:
+        what = ", ".join(f"{i}/{total}" for i in missing)
+        raise NapipatchError(source, f"v{version} is incomplete: patch {what} missing")
+    return Series(name=name or name_from(slots.get(0) or slots[1]), version=version,
+                  cover=slots.get(0), patches=[slots[i] for i in range(1, total + 1)],
+                  source=source)
+
+
+def name_from(mail: PatchMail) -> str:
+    s = re.sub(r"[^a-z0-9]+", "-", mail.subject.title.lower()).strip("-")
+    return s[:40].rstrip("-") or "series"
+
+
+NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+
+
+def check_name(name: str) -> str:
+    if not NAME_RE.match(name) or ".." in name:
+        raise NapipatchError(name, "bad series name: use letters, digits, '.', '_', '-' (no '/' or '..')")
+    return name

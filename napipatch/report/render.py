@@ -1,0 +1,57 @@
+"""Rendering a Report: text (checkpatch-like), markdown (for bots/CI), json.
+
+All text goes through templates/; the JSON schema is documented in
+README.md ("JSON report") and kept stable.
+"""
+
+from __future__ import annotations
+
+import json
+
+from napipatch.engine.run import Report
+from napipatch.report.templating import render
+
+_COLOURS = {"error": "\x1b[1;31m", "warning": "\x1b[1;33m", "info": "\x1b[36m"}
+
+
+def to_data(report: Report) -> dict:
+    s = report.series
+    return {
+        "series": {
+            "name": s.name,
+            "version": s.version,
+            "title": s.title,
+            "source": s.source,
+            "patches": [{"number": i, "subject": m.subject.raw}
+                        for i, m in enumerate(s.patches, 1)],
+            "base-commit": s.base_commit,
+        },
+        "tree": report.tree,
+        "base": report.base,
+        "base_why": report.base_why,
+        "findings": [f.to_json() for f in report.findings],
+        "checks": [{"id": c.id, "status": c.status, "seconds": c.seconds,
+                    "cached": c.cached, "reason": c.reason} for c in report.checks],
+        "summary": {"errors": report.errors, "warnings": report.warnings,
+                    "infos": len(report.findings) - report.errors - report.warnings},
+    }
+
+
+def render_report(report: Report, fmt: str, colour: bool = False) -> str:
+    data = to_data(report)
+    if fmt == "json":
+        return json.dumps(data, indent=2) + "\n"
+    total = len(report.series.patches)
+
+    def sev(name: str) -> str:
+        return f"{_COLOURS[name]}{name}\x1b[0m" if colour else name
+
+    def where(f: dict) -> str:
+        head = "SERIES" if f["patch"] == 0 else f"PATCH {f['patch']}/{total}"
+        loc = f["file"] or ""
+        if loc and f["line"]:
+            loc += f":{f['line']}"
+        return f"{head} {loc}:" if loc else f"{head}:"
+
+    template = {"text": "report.txt.j2", "markdown": "report.md.j2"}[fmt]
+    return render(template, r=data, where=where, sev=sev, total=total)

@@ -1,0 +1,310 @@
+"""What the installed hooks do (``napipatch hook run NAME ...``).
+
+``sendemail-validate``: git send-email calls it once per message, before
+any message leaves. Each message gets the diff-only patch checks; the
+messages seen so far are kept in ``<git-dir>/napipatch/sendemail/<run>/``
+(``<run>`` names the git send-email process, or ``$NAPIPATCH_RUN_ID``) and
+the diff-only series checks run once the last one is seen: git 2.41 and
+newer say which one that is (``GIT_SENDEMAIL_FILE_COUNTER`` / ``_TOTAL``);
+with older git (2.39 in Debian 12) the series checks run as soon as the
+messages form a whole series (patches 1..N), which with git format-patch's
+file order (cover letter first) is the last message.
+
+``pre-push``: the commits a push would add (``remote-oid..local-oid``, or
+for a new branch the commits on no remote-tracking ref) are checked as a
+series against the repository.
+
+Error findings block (exit 1, the text report on stderr). A failure of
+napipatch itself warns and lets the send or push go, unless
+``napipatch.hook-strict`` is set.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import secrets
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from napipatch.tree import gitutil
+from napipatch.mails import mail as mailmod
+from napipatch.config import Config
+from napipatch.engine.run import Report, run_checks
+from napipatch.errors import NapipatchError
+from napipatch.mails.mail import PatchMail
+from napipatch.engine.registry import discover, select
+from napipatch.report.render import render_report
+from napipatch.mails.series import Series, assemble
+
+STALE_SECONDS = 12 * 3600
+PUSH_LIMIT = 100  # more new commits than this is not a patch series: not checked
+
+
+def _err(text: str) -> None:
+    sys.stderr.write(text if text.endswith("\n") else text + "\n")
+
+
+def check_ids(scope: str, only: list[str] | None, skip: list[str] | None) -> list[str]:
+    """Diff-only checks of ``scope`` (patch or series) after --only/--skip."""
+    return [c.id for c in select(discover(), only, skip) if c.scope == scope and c.needs == "diff"]
+
+
+def guarded(name: str, cfg: Config, fn, err=_err) -> int:
+    """Run a hook body; napipatch's own failure must not stop the user's send."""
+    try:
+        return fn()
+    except Exception as exc:  # noqa: BLE001 - any failure of ours, by policy
+        reason = str(exc) if isinstance(exc, NapipatchError) else f"{type(exc).__name__}: {exc}"
+        if cfg.strict_hooks:
+            err(f"napipatch: error: {name} hook: {reason} (napipatch.hook-strict is set, so this blocks)")
+            return 2
+        err(f"napipatch: warning: {name} hook could not check: {reason}; letting it go "
+            "(git config napipatch.hook-strict true blocks instead)")
+        return 0
+
+
+# ---------------------------------------------------------------- sendemail-validate
+def _is_cover(m: PatchMail) -> bool:
+    return m.subject.has_counter and m.subject.index == 0
+
+
+def _per_message_text(report: Report, m: PatchMail) -> str:
+    text = render_report(report, "text")
+    if m.subject.has_counter:
+        text = re.sub(r"^PATCH 1/1\b", f"PATCH {m.subject.index}/{m.subject.total}", text, flags=re.M)
+    return text
+
+
+def _complete(mails: list[PatchMail]) -> bool:
+    """The messages hold patches 1..N of the newest message's series."""
+    patches = [m for m in mails if not m.subject.is_reply and not _is_cover(m)]
+    if not patches:
+        return False
+    last = patches[-1].subject
+    have = {m.subject.index for m in patches
+            if m.subject.version == last.version and m.subject.total == last.total}
+    return have >= set(range(1, last.total + 1))
+
+
+def _proc_stat(pid: int) -> list[str] | None:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return stat.rsplit(")", 1)[1].split()  # [0] is field 3 (state)
+
+
+def run_key(env=os.environ) -> str:
+    """Names one git send-email run: its process (pid and start time)."""
+    if env.get("NAPIPATCH_RUN_ID"):
+        return "run-" + re.sub(r"[^A-Za-z0-9_.-]", "_", env["NAPIPATCH_RUN_ID"])[:64]
+    pid = os.getppid()
+    for _ in range(8):  # hook <- git hook run <- git-send-email (perl)
+        st = _proc_stat(pid)
+        if st is None:
+            break
+        try:
+            cmd = Path(f"/proc/{pid}/cmdline").read_bytes()
+        except OSError:
+            break
+        if b"send-email" in cmd:
+            return f"{pid}-{st[19]}"
+        pid = int(st[1])
+        if pid <= 1:
+            break
+    st = _proc_stat(os.getppid())
+    return f"{os.getppid()}-{st[19] if st else 0}"
+
+
+def _alive(key: str) -> bool:
+    m = re.match(r"^(\d+)-(\d+)$", key)
+    if not m:
+        return True  # a run id: only its age retires it
+    st = _proc_stat(int(m.group(1)))
+    return st is not None and st[19] == m.group(2)
+
+
+class RunState:
+    """The messages one git send-email run has shown the hook so far."""
+
+    def __init__(self, root: Path, key: str):
+        self.root, self.dir = root, root / key
+
+    @classmethod
+    def open(cls, key: str) -> "RunState":
+        gitdir = Path(gitutil.out(None, "rev-parse", "--absolute-git-dir"))
+        root = gitdir / "napipatch" / "sendemail"
+        root.mkdir(parents=True, exist_ok=True)
+        now = time.time()
+        for d in root.iterdir():
+            if d.name == key:
+                continue
+            try:
+                old = now - d.stat().st_mtime > STALE_SECONDS
+            except OSError:
+                continue
+            if old or not _alive(d.name):
+                shutil.rmtree(d, ignore_errors=True)
+        return cls(root, key)
+
+    def add(self, name: str, data: bytes) -> None:
+        self.dir.mkdir(parents=True, exist_ok=True)
+        n = len(list(self.dir.iterdir()))
+        tmp = self.dir / f".{secrets.token_hex(4)}"
+        tmp.write_bytes(data)
+        tmp.replace(self.dir / f"{n:04d}-{name}")
+
+    def mails(self) -> list[PatchMail]:
+        out: list[PatchMail] = []
+        if self.dir.is_dir():
+            for f in sorted(p for p in self.dir.iterdir() if not p.name.startswith(".")):
+                origin = f.name[5:]
+                out += [mailmod.parse_message(raw, origin, env)
+                        for env, raw in mailmod.split_mbox(f.read_bytes(), origin)]
+        return out
+
+    def discard(self) -> None:
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def sendemail_validate(path: Path, cfg: Config, only: list[str] | None = None,
+                       skip: list[str] | None = None, env=os.environ, err=_err) -> int:
+    """Check one outgoing message; the series once its last message is seen."""
+    path = Path(path)
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise NapipatchError(path, exc.strerror or str(exc)) from None
+    mails = [mailmod.parse_message(raw, path.name, envl)
+             for envl, raw in mailmod.split_mbox(data, str(path))]
+    rc = 0
+    patch_ids = check_ids("patch", only, skip)
+    for m in mails:
+        if _is_cover(m) or not patch_ids or m.subject.is_reply or not (m.diff or m.subject.is_patch):
+            continue
+        one = Series(name=path.name, version=m.subject.version, cover=None, patches=[m],
+                     source=str(path))
+        report = run_checks(one, cfg, only=patch_ids)
+        if report.findings:
+            err(_per_message_text(report, m))
+        if report.errors:
+            rc = 1
+    counter = env.get("GIT_SENDEMAIL_FILE_COUNTER", "")
+    total = env.get("GIT_SENDEMAIL_FILE_TOTAL", "")
+    state = RunState.open(run_key(env))
+    if rc:
+        state.discard()
+        err(f"napipatch: sendemail-validate: {path.name}: error findings; nothing is sent "
+            "(git send-email --no-validate sends anyway)")
+        return rc
+    if counter.isdigit() and counter == "1":
+        state.discard()  # git 2.41+: a new run starts
+    state.add(path.name, data)
+    if counter.isdigit() and total.isdigit():
+        last = int(counter) >= int(total)
+    else:
+        last = _complete(state.mails())
+    if not last:
+        return 0
+    seen = state.mails()
+    state.discard()
+    series_ids = check_ids("series", only, skip)
+    if not series_ids:
+        return 0
+    try:
+        series = assemble(seen, "the messages of this send", name=_series_name(seen))
+    except NapipatchError as exc:
+        err(f"napipatch: note: sendemail-validate: series checks skipped: {exc.reason}")
+        return 0
+    report = run_checks(series, cfg, only=series_ids)
+    if report.findings:
+        err(render_report(report, "text"))
+    if report.errors:
+        err("napipatch: sendemail-validate: the series has error findings; nothing is sent "
+            "(git send-email --no-validate sends anyway)")
+        return 1
+    return 0
+
+
+def _series_name(mails: list[PatchMail]) -> str:
+    from napipatch.mails.series import name_from
+    heads = [m for m in mails if _is_cover(m)] or mails
+    return name_from(heads[0])
+
+
+# ---------------------------------------------------------------- pre-push
+def _zero(oid: str) -> bool:
+    return set(oid) == {"0"}
+
+
+def _series_from_commits(repo: Path, commits: list[str], revargs: list[str], tree_tag: str,
+                         label: str) -> Series:
+    """The commits as git format-patch mails (a cover letter for 2 or more)."""
+    base = gitutil.out(repo, "rev-parse", f"{commits[0]}^")
+    with tempfile.TemporaryDirectory(prefix="napipatch-push-") as td:
+        args = ["format-patch", "-q", f"--base={base}", "--subject-prefix",
+                f"PATCH {tree_tag}".strip(), "-o", td]
+        if len(commits) > 1:
+            args.append("--cover-letter")
+        cp = gitutil.git(repo, *args, *revargs, check=False)
+        if cp.returncode != 0:  # --base refuses a non-linear history
+            args.remove(f"--base={base}")
+            gitutil.git(repo, *args, *revargs)
+        mails = []
+        for f in sorted(Path(td).iterdir()):
+            text = f.read_text(errors="replace")
+            text = text.replace("*** SUBJECT HERE ***", f"{len(commits)} commits pushed to {label}", 1)
+            text = text.replace("*** BLURB HERE ***", "Checked by napipatch's pre-push hook.", 1)
+            mails += [mailmod.parse_message(raw, f.name, env)
+                      for env, raw in mailmod.split_mbox(text.encode(), f.name)]
+    return assemble(mails, f"push to {label}", name=re.sub(r"[^A-Za-z0-9._-]", "-", label))
+
+
+def pre_push(repo: Path, lines: list[str], cfg: Config, only: list[str] | None = None,
+             skip: list[str] | None = None, err=_err) -> int:
+    """Check each pushed ref's new commits as a series against ``repo``."""
+    repo = gitutil.require_repo(repo)
+    rc = 0
+    for line in lines:
+        if not line.strip():
+            continue
+        parts = line.split()
+        if len(parts) != 4:
+            raise NapipatchError("pre-push input", f"not '<local-ref> <local-oid> <remote-ref> "
+                                 f"<remote-oid>': {line.strip()!r}")
+        _lref, loid, rref, roid = parts
+        if _zero(loid):
+            continue  # a deletion
+        tip = gitutil.resolve(repo, loid)
+        if tip is None:
+            continue  # a tag of a tree or blob: no commits
+        old = None if _zero(roid) else gitutil.resolve(repo, roid)
+        revargs = [f"{old}..{tip}"] if old else [tip, "--not", "--remotes"]
+        commits = gitutil.out(repo, "rev-list", "--reverse", "--topo-order", "--no-merges",
+                              *revargs).split()
+        label = rref.removeprefix("refs/heads/")
+        if commits and gitutil.git(repo, "rev-parse", "-q", "--verify", f"{commits[0]}^",
+                                   check=False).returncode != 0:
+            err(f"napipatch: note: pre-push: {label}: root commit {commits[0][:12]} not checked")
+            commits = commits[1:]
+            revargs = [f"{commits[0]}^..{tip}"] if commits else revargs
+        if not commits:
+            continue
+        if len(commits) > PUSH_LIMIT:
+            err(f"napipatch: warning: pre-push: {label}: {len(commits)} new commits is not a "
+                f"patch series (limit {PUSH_LIMIT}); not checked")
+            continue
+        series = _series_from_commits(repo, commits, revargs, cfg.tree_tag, label)
+        report = run_checks(series, cfg, tree=repo, only=only, skip=skip)
+        if report.findings:
+            err(render_report(report, "text"))
+        if report.errors:
+            err(f"napipatch: pre-push: {label}: {report.errors} error finding"
+                f"{'s' if report.errors != 1 else ''}; push refused "
+                "(git push --no-verify pushes anyway)")
+            rc = 1
+    return rc

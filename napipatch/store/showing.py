@@ -1,0 +1,47 @@
+"""``series show`` and ``series diff``: reading the store for a person."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from napipatch.tree import gitutil
+from napipatch.tree.apply import apply_in_index
+from napipatch.engine.context import parse_diff
+from napipatch.errors import NapipatchError
+from napipatch.store.store import Store
+
+
+def show(store: Store, spec: str) -> str:
+    s = store.load(spec)
+    info = s.extra
+    out = [f"{s.name} v{s.version}: {s.title}",
+           f"  tree: {s.tree or '-'}   base-commit: {s.base_commit or '(none)'}",
+           f"  date: {info.get('date', '-')}   source: {info.get('source', '-')}"]
+    if info.get("lore"):
+        out.append(f"  lore: {info['lore']}")
+    trailers = info.get("trailers", {})
+    for i, p in enumerate(s.patches, 1):
+        ps = parse_diff(p.diff)
+        out.append(f"  {i}/{len(s.patches)} {p.subject.title}")
+        out.append(f"      {p.author}  {len(ps)} files, +{ps.added} -{ps.removed}")
+        for f in ps:
+            out.append(f"        {f.path}  +{f.added} -{f.removed}")
+        for key, value, _line in p.trailers:
+            out.append(f"      {key}: {value}")
+        for t in trailers.get(str(i), []):
+            out.append(f"      {t}  (from a reply)")
+    for t in trailers.get("0", []):
+        out.append(f"  series: {t}  (from a reply to the cover)")
+    return "\n".join(out) + "\n"
+
+
+def range_diff(store: Store, name: str, va: str, vb: str, repo: Path, base: str | None) -> str:
+    repo = gitutil.require_repo(repo)
+    ends = []
+    for v in (va, vb):
+        s = store.load(f"{name}@{v if v.startswith('v') else 'v' + v}")
+        res = apply_in_index(repo, s, base)
+        if res.failure:
+            raise NapipatchError(f"{name}@v{s.version}", str(res.failure))
+        ends.append(f"{res.base}..{res.tip}")
+    return gitutil.git(repo, "range-diff", "--no-color", *ends).stdout

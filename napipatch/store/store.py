@@ -1,0 +1,144 @@
+"""The series store: ``series/NAME/vN/*.patch`` and ``series/NAME/series.toml``.
+
+Each version is a directory of ``git format-patch`` files (``0000-cover-
+letter.patch``, ``NNNN-slug.patch``) that git am reads as they are; the
+record of every version (Message-IDs, base, date, changelog, trailers
+collected from replies) lives in ``series.toml``. A version is written to a
+temporary directory and renamed into place, so an error leaves nothing.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import tempfile
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+import tomli_w
+
+from napipatch.mails import mail as mailmod
+from napipatch.errors import NapipatchError
+from napipatch.mails.series import Series, assemble, changelog_of, check_name
+
+LORE_LINK = "https://lore.kernel.org/all/{msgid}/"
+
+
+@dataclass
+class Store:
+    root: Path
+
+    def path(self, name: str) -> Path:
+        return self.root / check_name(name)
+
+    def names(self) -> list[str]:
+        if not self.root.is_dir():
+            return []
+        return sorted(p.name for p in self.root.iterdir() if (p / "series.toml").is_file())
+
+    def record(self, name: str) -> dict:
+        f = self.path(name) / "series.toml"
+        if not f.is_file():
+            raise NapipatchError(name, f"no such series in {self.root}")
+        try:
+            return tomllib.loads(f.read_text())
+        except tomllib.TOMLDecodeError as exc:
+            raise NapipatchError(f, f"not valid TOML ({exc})") from None
+
+    def versions(self, name: str) -> list[int]:
+        return sorted(int(k[1:]) for k in self.record(name).get("versions", {}))
+
+    def write_record(self, name: str, rec: dict) -> None:
+        d = self.path(name)
+        d.mkdir(parents=True, exist_ok=True)
+        tmp = d / ".series.toml.tmp"
+        tmp.write_text(tomli_w.dumps(rec))
+        tmp.replace(d / "series.toml")
+
+    def load(self, spec: str) -> Series:
+        """``NAME`` (newest version) or ``NAME@vN``."""
+        name, _, ver = spec.partition("@")
+        vs = self.versions(name)
+        if ver:
+            m = re.fullmatch(r"v?(\d+)", ver)
+            if not m:
+                raise NapipatchError(spec, "bad version: use NAME@vN")
+            v = int(m.group(1))
+            if v not in vs:
+                raise NapipatchError(spec, f"no v{v}; stored: {', '.join(f'v{x}' for x in vs)}")
+        else:
+            if not vs:
+                raise NapipatchError(spec, "has no versions")
+            v = vs[-1]
+        vdir = self.path(name) / f"v{v}"
+        info = self.record(name)["versions"][f"v{v}"]
+        mails = mailmod.read_patch_dir(vdir)
+        if info.get("cover-only"):
+            s = Series(name=name, version=v, cover=mails[0], patches=[], source=str(vdir))
+        else:
+            s = assemble(mails, str(vdir), name=name, version=v)
+        s.extra = info
+        return s
+
+    def add_version(self, series: Series, trailers: dict[int, list[str]] | None = None,
+                    source: str = "", force: bool = False, cover_only: bool = False,
+                    exported_from: str | None = None, files: dict[str, str] | None = None) -> Path:
+        """Write ``series`` as ``NAME/vN`` and record it in series.toml."""
+        name = check_name(series.name)
+        d = self.path(name)
+        rec = self.record(name) if (d / "series.toml").is_file() else {"name": name}
+        vkey = f"v{series.version}"
+        vdir = d / vkey
+        if vdir.exists() and not force:
+            raise NapipatchError(f"{name}@{vkey}", "already in the store (use --force to replace)")
+        if files is None:
+            files = {}
+            if series.cover:
+                files["0000-cover-letter.patch"] = series.cover.as_format_patch()
+            for i, p in enumerate(series.patches, 1):
+                files[f"{i:04d}-{mailmod.slug(p.subject.title)}.patch"] = p.as_format_patch()
+        d.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{vkey}-", dir=d))
+        try:
+            for fname, text in files.items():
+                (tmp / fname).write_text(text)
+            if vdir.exists():
+                shutil.rmtree(vdir)
+            tmp.rename(vdir)
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+        head = series.head
+        info = {
+            "version": series.version,
+            "subject": head.subject.raw,
+            "date": head.date,
+            "author": head.author,
+            "patches": len(series.patches),
+        }
+        if series.cover and series.cover.msgid:
+            info["cover-message-id"] = series.cover.msgid
+            info["lore"] = LORE_LINK.format(msgid=series.cover.msgid)
+        mids = [p.msgid for p in series.patches if p.msgid]
+        if mids:
+            info["message-ids"] = mids
+        if series.base_commit:
+            info["base-commit"] = series.base_commit
+        cl = changelog_of(series.cover.body) if series.cover else ""
+        if cl:
+            info["changelog"] = cl
+        if trailers:
+            info["trailers"] = {str(k): v for k, v in sorted(trailers.items())}
+        if source:
+            info["source"] = source
+        if cover_only:
+            info["cover-only"] = True
+        if exported_from:
+            info["exported-from"] = exported_from
+        if series.tree:
+            rec.setdefault("tree", series.tree)
+        rec.setdefault("versions", {})[vkey] = info
+        rec["versions"] = dict(sorted(rec["versions"].items(), key=lambda kv: int(kv[0][1:])))
+        self.write_record(name, rec)
+        return vdir
