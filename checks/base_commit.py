@@ -46,7 +46,7 @@ def run(ctx):
         yield ctx.finding("warning", f"base-commit {bc[:12]} is not in {repo}",
                           hint="fetch the tree the series was made on, or rebase onto it")
         return
-    limit = int(ctx.config.base_behind_warn or 0)
+    limit = ctx.config.base_behind_warn
     head = gitutil.resolve(repo, "HEAD")
     if limit and head and head != sha:
         cp = gitutil.git(repo, "rev-list", "--count", f"{sha}..{head}", check=False)

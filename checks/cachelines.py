@@ -32,10 +32,25 @@ from __future__ import annotations
 
 import re
 
-from napipatch.kernel.cparse import Field, blank_comments, parse_enum_entries, parse_member, parse_struct
+from napipatch.kernel.cparse import (
+    Field,
+    blank_comments,
+    parse_enum_entries,
+    parse_member,
+    parse_struct,
+)
+from napipatch.kernel.netcachelines import (
+    DOCUMENTED,
+    Documented,
+    Row,
+    Table,
+    field_type,
+    parse_row,
+    parse_table,
+    row_key,
+    row_matches,
+)
 from napipatch.mails.hunks import hunk_lines
-from napipatch.kernel.netcachelines import (DOCUMENTED, Documented, Row, Table,
-                                     field_type, parse_row, parse_table, row_key, row_matches)
 
 ID = "cachelines"
 SUMMARY = "net_cachelines tables follow type, width, member and group changes of hot structs"

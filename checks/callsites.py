@@ -41,8 +41,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from napipatch.kernel.cparse_calls import (
+    Occurrence,
+    Proto,
+    literal,
+    occurrences,
+    prototypes,
+)
 from napipatch.tree import treegrep
-from napipatch.kernel.cparse_calls import Occurrence, Proto, literal, occurrences, prototypes
 
 ID = "callsites"
 SUMMARY = "callers of functions whose prototype changes (count, types, rename, removal)"

@@ -50,8 +50,8 @@ from __future__ import annotations
 
 import re
 
-from napipatch.tree import treegrep
 from napipatch.kernel import ynlspec
+from napipatch.tree import treegrep
 
 ID = "ynl"
 SUMMARY = "netlink specs validate; generated YNL code and uapi copies match the spec"

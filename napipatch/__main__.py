@@ -1,3 +1,3 @@
-from napipatch.cli.app import main
+from napipatch.cli import main
 
 main()

@@ -1,16 +1,24 @@
-"""Configuration from git config keys ``napipatch.*``.
+"""Configuration from git config keys ``napipatch.*``, typed once at load.
 
 git users already keep per-repository and per-user settings there (b4 does
-the same with ``b4.*``). One typed object is built at the entry point and
-passed down; nothing reads git config behind the caller's back.
+the same with ``b4.*``). Values are read through GitPython's git command,
+so git's own rules hold (``include.path``, ``includeIf``,
+``GIT_CONFIG_GLOBAL``), and the layers are merged in this order, later
+winning: system and global config, the current directory's repository,
+then the repository of the kernel tree the command works on. Each value
+is parsed into its type here, so a bad number or boolean is a one-line
+error naming the key and the file it came from, not a traceback later.
 """
 
 from __future__ import annotations
 
 import os
-import subprocess
 from dataclasses import dataclass, field, fields
 from pathlib import Path
+
+import git
+
+from napipatch.errors import NapipatchError
 
 
 def _default_cache() -> Path:
@@ -18,7 +26,7 @@ def _default_cache() -> Path:
     return Path(base) / "napipatch"
 
 
-# key -> (attribute, default, help). The README's table is generated from
+# key -> (attribute, default, help). The README's table is checked against
 # this list by tests/test_config.py, so the docs cannot drift from the code.
 KEYS: list[tuple[str, str, str, str]] = [
     ("napipatch.series-dir", "series_dir", "series",
@@ -63,17 +71,20 @@ class Config:
     tree: str = ""
     tree_tag: str = "net-next"
     cache_dir: str = str(_default_cache())
-    jobs: str = "2"
+    jobs: int = 2
     checkpatch_ignore: str = ""
-    base_behind_warn: str = "500"
-    hook_strict: str = "false"
+    base_behind_warn: int = 500
+    hook_strict: bool = False
     executor: str = "local"
     broker_url: str = "redis://127.0.0.1:6379/0"
     result_backend: str = ""
-    broker_visibility_timeout: str = "3600"
-    job_retries: str = "3"
-    job_retry_delay: str = "30"
+    broker_visibility_timeout: int = 3600
+    job_retries: int = 3
+    job_retry_delay: float = 30.0
+    # Every napipatch.* value as git gave it (per-target keys such as
+    # napipatch.idpf.host live only here), and where each one came from.
     raw: dict = field(default_factory=dict)
+    origins: dict = field(default_factory=dict)
 
     @property
     def cache(self) -> Path:
@@ -85,34 +96,108 @@ class Config:
     def store_root(self) -> Path:
         return Path(self.series_dir).expanduser()
 
-    @property
-    def strict_hooks(self) -> bool:
-        # A key written without a value ("[napipatch] hook-strict") is true in git.
-        return self.hook_strict.strip().lower() in ("", "true", "yes", "on", "1")
-
     def get(self, key: str, default: str = "") -> str:
         return self.raw.get(key.lower(), default)
 
 
-def load(repo: Path | None = None) -> Config:
-    """Read ``napipatch.*`` from git config (global, then the repo's)."""
-    cfg = Config(**{attr: default for _k, attr, default, _h in KEYS})
-    cmd = ["git"] + (["-C", str(repo)] if repo else []) + [
-        "config", "--get-regexp", r"^napipatch\."]
+_TRUE = ("", "true", "yes", "on", "1")  # a key with no value is true in git
+_FALSE = ("false", "no", "off", "0")
+
+
+def parse_value(key: str, value: str, kind: type | str, origin: str = "") -> object:
+    """``value`` as the type of its field; a bad one names the key and file."""
+    kind = {"int": int, "bool": bool, "float": float, "str": str}.get(kind, kind)
+    where = f"{key} ({origin})" if origin else key
+    v = value.strip()
+    if kind is bool:
+        if v.lower() in _TRUE:
+            return True
+        if v.lower() in _FALSE:
+            return False
+        raise NapipatchError(where, f"{value!r} is not a boolean (true or false)")
+    if kind is int:
+        try:
+            n = int(v, 0)
+        except ValueError:
+            raise NapipatchError(where, f"{value!r} is not a whole number") from None
+        if n < 0:
+            raise NapipatchError(where, f"{value!r} must not be negative")
+        return n
+    if kind is float:
+        try:
+            x = float(v)
+        except ValueError:
+            raise NapipatchError(where, f"{value!r} is not a number") from None
+        if not x >= 0 or x == float("inf"):
+            raise NapipatchError(where, f"{value!r} must be a number of seconds >= 0")
+        return x
+    return value
+
+
+def find_repo(path: Path | str | None = None) -> Path | None:
+    """The top of the git repository holding ``path`` (default: the current
+    directory), or None outside any repository."""
     try:
-        cp = subprocess.run(cmd, capture_output=True, text=True)
-    except FileNotFoundError:
-        return cfg
-    raw = {}
-    for line in cp.stdout.splitlines():
-        key, _, value = line.partition(" ")
-        raw[key.lower()] = value
-    cfg.raw = raw
-    names = {f.name for f in fields(Config)}
-    for key, attr, _default, _help in KEYS:
-        if key in raw and attr in names:
-            setattr(cfg, attr, raw[key])
+        repo = git.Repo(path or Path.cwd(), search_parent_directories=True)
+    except (git.InvalidGitRepositoryError, git.NoSuchPathError):
+        return None
+    return Path(repo.working_tree_dir) if repo.working_tree_dir else None
+
+
+def _entries(repo: Path | None) -> list[tuple[str, str, str, str]]:
+    """(scope, origin, key, value) of every napipatch.* entry git sees from
+    ``repo`` (or from no repository at all)."""
+    cmd = git.Git(str(repo) if repo else os.path.expanduser("~"))
+    env = {} if repo else {"GIT_DIR": os.devnull}  # only system and global
+    try:
+        out = cmd.config("--show-scope", "--show-origin", "-z", "--get-regexp", r"^napipatch\.",
+                         env=env, with_extended_output=False, strip_newline_in_stdout=False)
+    except git.GitCommandError as exc:
+        if exc.status == 1:  # no such key: not an error
+            return []
+        raise NapipatchError("git config", (exc.stderr or str(exc)).strip().splitlines()[-1]) \
+            from None
+    except git.GitCommandNotFound:
+        return []
+    fields_ = out.split("\0")
+    entries = []
+    for i in range(0, len(fields_) - 2, 3):
+        scope, origin, kv = fields_[i:i + 3]
+        key, _, value = kv.partition("\n")
+        entries.append((scope, origin, key.lower(), value))
+    return entries
+
+
+def layers(tree: Path | None = None) -> list[tuple[str, str, str, str]]:
+    """napipatch.* entries in the order they apply: system and global, the
+    current directory's repository, then the tree's repository."""
+    here = find_repo()
+    there = find_repo(tree) if tree is not None and Path(tree).is_dir() else None
+    out = [e for e in _entries(None)]
+    seen: set[Path] = set()
+    for repo in (here, there):
+        if repo is None or repo.resolve() in seen:
+            continue
+        seen.add(repo.resolve())
+        out += [e for e in _entries(repo) if e[0] in ("local", "worktree", "command")]
+    return out
+
+
+def load(repo: Path | None = None) -> Config:
+    """The typed configuration for a command working on the tree ``repo``."""
+    cfg = Config(**{attr: default for _k, attr, default, _h in KEYS})
+    raw: dict[str, str] = {}
+    origins: dict[str, str] = {}
+    for _scope, origin, key, value in layers(repo):
+        raw[key], origins[key] = value, origin
+    cfg.raw, cfg.origins = raw, origins
     env_store = os.environ.get("NAPIPATCH_SERIES_DIR")
     if env_store:
-        cfg.series_dir = env_store
+        raw["napipatch.series-dir"], origins["napipatch.series-dir"] = env_store, \
+            "env:NAPIPATCH_SERIES_DIR"
+    kinds = {f.name: f.type for f in fields(Config)}
+    for key, attr, default, _help in KEYS:
+        value = raw.get(key, default)
+        setattr(cfg, attr, parse_value(key, value, kinds[attr],
+                                       origins.get(key, "default")))
     return cfg

@@ -120,7 +120,7 @@ def _cfg(gitconfig):
 def test_worker_killed_mid_boot_job_is_redelivered(tmp_path, redis_url, workers, kernel_tree,
                                                    base_commit, build_dir):
     from napipatch.jobs.distributed import TASK, app_from_config, result_from_dict, to_payload
-    from napipatch.jobs.run import BootJob
+    from napipatch.jobs.kinds import BootJob
 
     gc = _gitconfig(tmp_path, redis_url)
     cfg = _cfg(gc)
@@ -154,7 +154,7 @@ def test_worker_killed_mid_boot_job_is_redelivered(tmp_path, redis_url, workers,
 def test_jobs_reach_only_workers_of_their_queue(tmp_path, redis_url, workers, kernel_tree,
                                                 base_commit, build_dir):
     from napipatch.jobs.distributed import TASK, app_from_config, to_payload
-    from napipatch.jobs.run import BuildJob
+    from napipatch.jobs.kinds import BuildJob
 
     gc = _gitconfig(tmp_path, redis_url)
     app = app_from_config(_cfg(gc))

@@ -22,9 +22,9 @@ import urllib.request
 from pathlib import Path
 from typing import Iterator
 
-from napipatch.tree import gitutil
-from napipatch.errors import NapipatchError
 from napipatch.bot.config import Inbox
+from napipatch.errors import NapipatchError
+from napipatch.tree import gitutil
 
 log = logging.getLogger("napipatch.bot")
 

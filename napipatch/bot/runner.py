@@ -22,6 +22,7 @@ after-send, after-log): fault injection for tests of the restart logic.
 from __future__ import annotations
 
 import fcntl
+import json
 import logging
 import os
 import signal
@@ -32,14 +33,18 @@ from dataclasses import dataclass, field
 
 from napipatch import __version__ as napipatch_version
 from napipatch import config as configmod
-from napipatch.tree import gitutil
-from napipatch.errors import NapipatchError
-from napipatch.report.templating import render
 from napipatch.bot import mailer
 from napipatch.bot.archive import Follower
 from napipatch.bot.assemble import Group, group, record, row_dict, to_series
 from napipatch.bot.config import BotConfig, Inbox
 from napipatch.bot.state import State
+from napipatch.engine.run import apply_series, run_checks
+from napipatch.errors import NapipatchError
+from napipatch.jobs import run as jobsmod
+from napipatch.jobs import targets as targetdata
+from napipatch.report.render import to_data
+from napipatch.report.templating import render
+from napipatch.tree import gitutil
 
 log = logging.getLogger("napipatch.bot")
 
@@ -313,8 +318,6 @@ class Bot:
 
     # ------------------------------------------------------------ 5. check
     def _check_queued(self, res: PassResult) -> None:
-        from napipatch.engine.run import run_checks
-
         for s in self.state.q("SELECT * FROM series WHERE state IN ('queued', 'checking') ORDER BY id"):
             if self.stop.is_set():
                 return
@@ -332,10 +335,12 @@ class Bot:
             try:
                 tree, base, label, why = self._tree_for(series)
                 engine_cfg = configmod.load(tree)
-                report = run_checks(series, engine_cfg, tree=tree, base=base,
+                # Applied once: the checks and the jobs read the same commits.
+                applied = apply_series(series, engine_cfg, tree, base) if tree else None
+                report = run_checks(series, engine_cfg, applied=applied,
                                     only=self.cfg.only, skip=self.cfg.skip)
-                if self.cfg.jobs and tree is not None:
-                    self._run_jobs(series, engine_cfg, tree, base, report)
+                if self.cfg.jobs and applied is not None:
+                    self._run_jobs(series, engine_cfg, applied, report)
             except NapipatchError as exc:
                 log.error("series #%d: checks could not run, will retry: %s", sid, exc)
                 self.state.set_series_state(sid, "queued", note=f"checks could not run: {exc}")
@@ -358,17 +363,10 @@ class Bot:
             self._queue_reply(s, head, "report", body, res, series_state="reported", **extra)
             crash_point("after-queue")
 
-    def _run_jobs(self, series, engine_cfg, tree, base, report) -> None:
+    def _run_jobs(self, series, engine_cfg, applied, report) -> None:
         """Build every patch for the targets and boot the bootable ones,
         through the executor napipatch.executor names (local or celery)."""
-        from napipatch.jobs import run as jobsmod
-        from napipatch.jobs import targets as targetdata
-        from napipatch.tree.apply import apply_in_index
-
-        applied = apply_in_index(tree, series, base)
-        commits = [c for c in applied.commits if c]
-        if applied.failure:
-            commits = commits[:applied.failure.patch - 1]
+        commits = applied.good
         names = self.cfg.targets or targetdata.names()
         bootable = [n for n in names if targetdata.load(n).boot is not None]
         ex = jobsmod.executor_for(engine_cfg, lambda msg: log.info("%s", msg), applied, commits,
@@ -407,8 +405,6 @@ class Bot:
         return repo, cp.stdout.strip(), f"{tag}/{branch}", why
 
     def _report_body(self, s, series, report, label: str, why: str) -> str:
-        from napipatch.report.render import to_data
-
         data = to_data(report)
         total = len(series.patches)
         patches = []
@@ -541,7 +537,6 @@ def _hi(name: str | None, addr: str | None) -> str:
 
 
 def _json_list(text: str) -> list[str]:
-    import json
     try:
         v = json.loads(text or "[]")
     except ValueError:

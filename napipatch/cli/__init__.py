@@ -1,1 +1,80 @@
-"""cli."""
+"""The napipatch command line: the typer app, composed here and only here.
+
+Each command group lives in its own module (``series``, ``check``, ``tree``,
+``configcmd``, ``hook``, ``send``, ``test``, ``bot``, ``worker``) and takes
+what it shares with the others from ``cli.common``, never from this
+module, as git-pw's shell.py composes its sub-commands. Commands are thin:
+parse options, make one library call, render.
+
+Errors from the library (NapipatchError) become one line on stderr and
+exit status 2; ``--debug`` shows the traceback instead.
+
+May import: everything in napipatch (it is the top of the graph).
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from napipatch.cli.bot import bot_app
+from napipatch.cli.check import check, checks_app
+from napipatch.cli.common import state
+from napipatch.cli.configcmd import config_cmd
+from napipatch.cli.hook import hook_app
+from napipatch.cli.send import send
+from napipatch.cli.series import series_app
+from napipatch.cli.test import test_app
+from napipatch.cli.tree import tree_app
+from napipatch.cli.worker import worker
+from napipatch.errors import NapipatchError
+
+app = typer.Typer(help="Check, build and boot netdev patch series before they reach the list.",
+                  no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False)
+app.add_typer(series_app, name="series")
+app.command("check")(check)
+app.add_typer(checks_app, name="checks")
+app.add_typer(tree_app, name="tree")
+app.command("config")(config_cmd)
+app.add_typer(test_app, name="test")
+app.add_typer(hook_app, name="hook")
+app.command("send")(send)
+app.add_typer(bot_app, name="bot")
+app.command("worker")(worker)
+
+
+@app.callback()
+def _root(debug: bool = typer.Option(False, "--debug", help="Show tracebacks on errors."),
+          store: Optional[Path] = typer.Option(
+              None, "--store", help="Series store directory (napipatch.series-dir).")):
+    state["debug"] = debug
+    state["store"] = store
+
+
+def main():
+    try:
+        rc = app(standalone_mode=False)
+    except NapipatchError as exc:
+        if state["debug"]:
+            raise
+        typer.echo(f"napipatch: error: {exc}", err=True)
+        sys.exit(2)
+    except typer.Exit as exc:
+        sys.exit(exc.exit_code)
+    except (typer.Abort, KeyboardInterrupt):
+        typer.echo("napipatch: aborted", err=True)
+        sys.exit(130)
+    except subprocess.TimeoutExpired as exc:
+        typer.echo(f"napipatch: error: {exc.cmd[0]}: timed out", err=True)
+        sys.exit(2)
+    except Exception as exc:
+        # Usage errors (typer's vendored click) know how to show themselves.
+        if hasattr(exc, "show") and hasattr(exc, "exit_code"):
+            exc.show()
+            sys.exit(2)
+        raise
+    sys.exit(rc if isinstance(rc, int) else 0)

@@ -13,19 +13,15 @@ from typing import Optional
 
 import typer
 
+from napipatch.bot import config as botconfig
+from napipatch.bot.runner import Bot
+
 bot_app = typer.Typer(help="The CI bot: follow public-inbox archives, check, reply.", no_args_is_help=True)
 
 _CONFIG = typer.Option(..., "--config", "-c", help="The bot's TOML configuration file.")
 
 
-def register(app: typer.Typer) -> None:
-    app.add_typer(bot_app, name="bot")
-
-
 def _bot(config: Path, verbose: bool):
-    from napipatch.bot import config as botconfig
-    from napipatch.bot.runner import Bot
-
     logging.basicConfig(stream=sys.stderr, level=logging.INFO if verbose else logging.WARNING,
                         format="%(asctime)s napipatch-bot: %(levelname)s: %(message)s",
                         datefmt="%Y-%m-%dT%H:%M:%S")
@@ -70,9 +66,6 @@ def bot_run(config: Path = _CONFIG,
 @bot_app.command("status")
 def bot_status(config: Path = _CONFIG):
     """What the bot has seen: archive positions, series and their replies."""
-    from napipatch.bot import config as botconfig
-    from napipatch.bot.runner import Bot
-
     cfg = botconfig.load(config)
     if not cfg.db_path.exists():
         typer.echo(f"{cfg.db_path}: no state yet (run `napipatch bot once`)")

@@ -12,14 +12,14 @@ from functools import cached_property
 from pathlib import Path
 
 from unidiff import PatchSet
-from unidiff.errors import UnidiffParseError
 
-from napipatch.tree import gitutil
-from napipatch.tree.apply import Applied
 from napipatch.config import Config
-from napipatch.report.findings import Finding, Severity
+from napipatch.mails.hunks import parse_diff
 from napipatch.mails.mail import PatchMail
 from napipatch.mails.series import Series
+from napipatch.report.findings import Finding, Severity
+from napipatch.tree import gitutil
+from napipatch.tree.apply import Applied
 from napipatch.tree.treegrep import TreeGrep
 from napipatch.tree.trusted import scripts_root
 
@@ -55,13 +55,6 @@ class TreeView:
 
     def close(self):
         self.reader.close()
-
-
-def parse_diff(text: str) -> PatchSet:
-    try:
-        return PatchSet(text)
-    except (UnidiffParseError, Exception):  # noqa: BLE001 - unidiff raises bare errors on junk
-        return PatchSet("")
 
 
 @dataclass

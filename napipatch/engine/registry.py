@@ -3,9 +3,11 @@
 A check module holds ``ID``, ``SUMMARY``, ``SCOPE`` ("patch"|"series"),
 ``NEEDS`` ("diff": runs from the mails alone, uses a tree when given;
 "scripts": needs the tree's trusted scripts but not the patch applied;
-"tree": needs the patch applied in a tree; "build": needs a build), ``VERSION`` (bump it when results change:
-it is part of the cache key), a docstring in ruff's sections (What it
-catches / Why a reviewer cares / Example / Fix), and ``run(ctx)``.
+"tree": needs the patch applied in a tree; "build": needs a build),
+``VERSION`` (bump it when results change: it is part of the cache key), a
+docstring in ruff's sections (What it catches / Why a reviewer cares /
+Example / Fix), and ``run(ctx)``. A "tree" check runs only on patches that
+applied, unless it sets ``NEEDS_APPLIED = False`` (``apply`` itself).
 Adding a check is adding one file.
 """
 
@@ -14,9 +16,10 @@ from __future__ import annotations
 import importlib
 import pkgutil
 from dataclasses import dataclass
-from pathlib import Path
 from types import ModuleType
 
+import napipatch.checks
+from napipatch.engine.cache import fingerprint
 from napipatch.errors import NapipatchError
 
 SCOPES = ("patch", "series")
@@ -31,14 +34,14 @@ class CheckInfo:
     needs: str
     version: int
     module: ModuleType
+    needs_applied: bool = True
 
     @property
     def fingerprint(self) -> str:
-        """Version plus a hash of the module's source: editing a check
-        invalidates its cached results even when VERSION was not bumped."""
-        import hashlib
-        src = Path(self.module.__file__).read_bytes() if self.module.__file__ else b""
-        return f"{self.version}-{hashlib.sha256(src).hexdigest()[:16]}"
+        """Version plus a hash of the code the check runs (its module and the
+        napipatch modules it imports): an edit anywhere in that code
+        invalidates cached results even when VERSION was not bumped."""
+        return fingerprint(self.module, self.version)
 
     @property
     def doc(self) -> str:
@@ -49,8 +52,7 @@ class CheckInfo:
 
 
 def discover() -> dict[str, CheckInfo]:
-    import napipatch.checks as pkg
-
+    pkg = napipatch.checks
     found: dict[str, CheckInfo] = {}
     for mod in pkgutil.iter_modules(pkg.__path__):
         if mod.name.startswith("_"):
@@ -60,7 +62,8 @@ def discover() -> dict[str, CheckInfo]:
         if not cid:
             continue
         info = CheckInfo(id=cid, summary=m.SUMMARY, scope=m.SCOPE, needs=m.NEEDS,
-                         version=int(getattr(m, "VERSION", 1)), module=m)
+                         version=int(getattr(m, "VERSION", 1)), module=m,
+                         needs_applied=bool(getattr(m, "NEEDS_APPLIED", True)))
         if info.scope not in SCOPES or info.needs not in NEEDS:
             raise NapipatchError(f"checks/{mod.name}.py", "bad SCOPE or NEEDS")
         if cid in found:
@@ -72,7 +75,7 @@ def discover() -> dict[str, CheckInfo]:
 def select(all_checks: dict[str, CheckInfo], only: list[str] | None,
            skip: list[str] | None) -> list[CheckInfo]:
     for name in (only or []) + (skip or []):
-        if name not in all_checks and name != "apply":
+        if name not in all_checks:
             raise NapipatchError(name, f"no such check (known: {', '.join(all_checks)})")
     chosen = [c for c in all_checks.values()
               if (not only or c.id in only) and c.id not in (skip or [])]

@@ -1,215 +1,175 @@
 """Running the checks: series -> applied commits -> checks -> findings.
 
-Patch checks run once per patch (after it is applied), series checks once
-at the end; independent runs go to a thread pool (the checks mostly wait
-on perl, python and git subprocesses). Each result is cached under a key
-made of the check's id and version, the base commit and the diffs of the
-patches up to the one checked, so re-checking an unchanged series is
-near instant.
+``run_checks`` in four steps, one function each: apply the series (or take
+the ``Applied`` a caller already made), plan the units of work (one check
+on one patch, or on the series), run each unit through the result cache,
+and aggregate the findings into a ``Report``. Independent units go to a
+thread pool: the checks mostly wait on perl, python and git subprocesses.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 import time
 import traceback
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, replace
 from pathlib import Path
 
-from napipatch.tree import gitutil
-from napipatch.tree.apply import OUTSIDE, Applied, apply_in_index
 from napipatch.config import Config
+from napipatch.engine.cache import ResultCache, result_key
 from napipatch.engine.context import PatchContext, SeriesContext, TreeView
-from napipatch.report.findings import Finding, Severity
 from napipatch.engine.registry import CheckInfo, discover, select
 from napipatch.mails.series import Series
+from napipatch.report.findings import Finding, Severity
+from napipatch.report.model import CheckResult, Report, status_of
+from napipatch.tree import gitutil
+from napipatch.tree.apply import Applied, apply_in_index
+
+# Patch by patch, and within a patch the checks that read the whole tree
+# first: the long units start early and those sharing a one-time cost (a
+# grep of the base) do not all wait on it at once.
+_RANK = {"tree": 0, "scripts": 1, "build": 2, "diff": 3}
+
+
+def apply_series(series: Series, config: Config, tree: Path, base: str | None = None,
+                 use_cache: bool = True) -> Applied:
+    """The series applied on its base in ``tree`` (no checkout; cached)."""
+    repo = gitutil.require_repo(tree)
+    return apply_in_index(repo, series, base, cache=config.cache if use_cache else None)
 
 
 @dataclass
-class CheckResult:
-    id: str
-    status: str  # pass | warn | fail | info | skipped | crashed
+class Unit:
+    """One check on one patch (``ctx`` a PatchContext), on the series, or
+    not run at all (``ctx`` None, with the reason in ``skip``)."""
+
+    check: CheckInfo
+    ctx: PatchContext | SeriesContext | None
+    skip: str = ""
+
+    @property
+    def order(self) -> tuple[int, int]:
+        n = self.ctx.n if isinstance(self.ctx, PatchContext) else 10**6
+        return n, _RANK.get(self.check.needs, 3)
+
+
+@dataclass
+class Outcome:
+    state: str  # ran | partial | crashed | skipped
+    findings: list[Finding]
+    cached: bool
     seconds: float
-    cached: bool = False
     reason: str = ""
 
 
-@dataclass
-class Report:
-    series: Series
-    tree: str | None
-    base: str | None
-    base_why: str
-    findings: list[Finding] = field(default_factory=list)
-    checks: list[CheckResult] = field(default_factory=list)
-
-    @property
-    def errors(self) -> int:
-        return sum(f.severity is Severity.ERROR for f in self.findings)
-
-    @property
-    def warnings(self) -> int:
-        return sum(f.severity is Severity.WARNING for f in self.findings)
-
-    @property
-    def exit_code(self) -> int:
-        return 1 if self.errors else 0
+def plan(checks: list[CheckInfo], view: TreeView | None, pctx: list[PatchContext],
+         sctx: SeriesContext) -> list[Unit]:
+    """The units of work, so a slow check's patches spread over the pool
+    instead of queueing in one thread behind each other."""
+    units: list[Unit] = []
+    for check in checks:
+        if check.needs in ("scripts", "tree", "build") and view is None:
+            units.append(Unit(check, None, "needs --tree"))
+        elif check.needs == "build":
+            units.append(Unit(check, None, "needs a build (napipatch test)"))
+        else:
+            units += [Unit(check, ctx) for ctx in (pctx if check.scope == "patch" else [sctx])]
+    return sorted(units, key=lambda u: u.order)
 
 
-def _status(findings: list[Finding]) -> str:
-    sev = {f.severity for f in findings}
-    if Severity.ERROR in sev:
-        return "fail"
-    if Severity.WARNING in sev:
-        return "warn"
-    return "info" if sev else "pass"
+def _cache_key(unit: Unit, series: Series, view: TreeView | None, extra: str) -> str:
+    ctx, check = unit.ctx, unit.check
+    upto = ctx.n if isinstance(ctx, PatchContext) else len(series.patches)
+    tkey = view.applied.base if view else None
+    if view is not None and isinstance(ctx, PatchContext) and not ctx.applied:
+        tkey = f"{tkey}-unapplied"
+    return result_key(check.id, check.fingerprint, series, upto, tkey,
+                      extra + (f"\0{upto}p" if check.scope == "patch" else "\0s"))
 
 
-class ResultCache:
-    def __init__(self, root: Path | None):
-        self.root = root / "results" if root else None
-
-    def get(self, key: str) -> list[Finding] | None:
-        if not self.root:
-            return None
-        f = self.root / key[:2] / f"{key}.json"
-        try:
-            return [Finding.from_json(d) for d in json.loads(f.read_text())]
-        except (OSError, ValueError, TypeError, KeyError):
-            return None
-
-    def put(self, key: str, findings: list[Finding]) -> None:
-        if not self.root:
-            return
-        d = self.root / key[:2]
-        d.mkdir(parents=True, exist_ok=True)
-        tmp = d / f".{key}.tmp"
-        tmp.write_text(json.dumps([f.to_json() for f in findings]))
-        tmp.replace(d / f"{key}.json")
+def _unapplied(unit: Unit) -> bool:
+    """A tree check on a patch (or series) that did not apply: nothing to read."""
+    ctx = unit.ctx
+    if ctx is None or ctx.tree is None or unit.check.needs != "tree" \
+            or not unit.check.needs_applied:
+        return False
+    return (not ctx.applied) if isinstance(ctx, PatchContext) else ctx.tip is None
 
 
-def _key(check: CheckInfo, series: Series, upto: int, base: str | None, extra: str) -> str:
-    h = hashlib.sha256()
-    h.update(f"{check.id}\0{check.fingerprint}\0{base or 'notree'}\0{upto}\0{extra}\0".encode())
-    mails = ([series.cover] if series.cover else []) + series.patches[:upto]
-    for m in mails:
-        h.update(m.subject.raw.encode() + b"\0" + m.body.encode() + b"\0" + m.author.encode())
-    return h.hexdigest()
+def run_unit(unit: Unit, series: Series, view: TreeView | None, cache: ResultCache,
+             extra: str) -> Outcome:
+    """One unit through the cache; a check's crash becomes a finding, so a
+    bug in one check never hides the others."""
+    t0 = time.monotonic()
+    if unit.ctx is None:
+        return Outcome("skipped", [], False, 0.0, unit.skip)
+    if _unapplied(unit):
+        return Outcome("partial", [], True, 0.0)
+    key = _cache_key(unit, series, view, extra)
+    got = cache.get(key)
+    if got is not None:
+        return Outcome("ran", got, True, time.monotonic() - t0)
+    try:
+        got = [replace(f, check=unit.check.id) for f in (unit.check.run(unit.ctx) or [])]
+    except Exception as exc:  # noqa: BLE001 - reported as the check's crash
+        n = unit.ctx.n if isinstance(unit.ctx, PatchContext) else 0
+        return Outcome("crashed", [Finding(
+            check=unit.check.id, severity=Severity.WARNING, patch=n,
+            message=f"check crashed: {type(exc).__name__}: {exc}",
+            hint="report this to napipatch", details=traceback.format_exc(limit=3))],
+            False, time.monotonic() - t0)
+    cache.put(key, got)
+    return Outcome("ran", got, False, time.monotonic() - t0)
+
+
+def result_of(check: CheckInfo, outcomes: list[Outcome]) -> CheckResult:
+    """One check's status from the outcomes of its units."""
+    found = [f for o in outcomes for f in o.findings]
+    seconds = round(sum(o.seconds for o in outcomes), 3)
+    states = {o.state for o in outcomes}
+    skipped = next((o for o in outcomes if o.state == "skipped"), None)
+    if skipped:
+        return CheckResult(check.id, "skipped", 0.0, reason=skipped.reason)
+    if "crashed" in states:
+        return CheckResult(check.id, "crashed", seconds)
+    return CheckResult(check.id, status_of(found), seconds,
+                       cached=bool(outcomes) and all(o.cached for o in outcomes),
+                       reason="some patches did not apply" if "partial" in states else "")
 
 
 def run_checks(series: Series, config: Config, tree: Path | None = None,
                base: str | None = None, only: list[str] | None = None,
                skip: list[str] | None = None, use_cache: bool = True,
-               progress=None) -> Report:
+               progress=None, applied: Applied | None = None) -> Report:
+    """Check ``series``; with ``tree`` (or an ``applied`` series) the tree checks too."""
     checks = select(discover(), only, skip)
-    applied: Applied | None = None
-    view: TreeView | None = None
-    report = Report(series=series, tree=None, base=None, base_why="no tree")
-    if tree is not None:
-        repo = gitutil.require_repo(tree)
-        applied = apply_in_index(repo, series, base,
-                                 cache=config.cache if use_cache else None)
-        view = TreeView(repo=repo, applied=applied, config=config, use_cache=use_cache)
-        report.tree, report.base, report.base_why = str(repo), applied.base, applied.base_why
-        if (not only or "apply" in only) and "apply" not in (skip or []):
-            report.checks.append(CheckResult("apply", "fail" if applied.failure else "pass", 0.0))
-            if applied.failure:
-                fl = applied.failure
-                report.findings.append(Finding(
-                    check="apply", severity=Severity.ERROR, patch=fl.patch,
-                    message=str(fl), file=fl.file, line=fl.line,
-                    hint="do not apply it: a path outside the tree is never legitimate"
-                    if fl.reason == OUTSIDE else
-                    f"rebase the series onto {applied.base[:12]} ({applied.base_why}), "
-                    "or pass --base with the commit it was made on"))
-    cache = ResultCache(config.cache if use_cache else None)
+    if applied is None and tree is not None:
+        applied = apply_series(series, config, tree, base, use_cache)
+    view = TreeView(repo=applied.repo, applied=applied, config=config, use_cache=use_cache) \
+        if applied is not None else None
+    report = Report(series=series, tree=str(applied.repo) if applied else None,
+                    base=applied.base if applied else None,
+                    base_why=applied.base_why if applied else "no tree")
     pctx = [PatchContext(series=series, n=i, mail=m, config=config, tree=view)
             for i, m in enumerate(series.patches, 1)]
     sctx = SeriesContext(series=series, config=config, patches=pctx, tree=view)
-    extra = config.checkpatch_ignore
+    units = plan(checks, view, pctx, sctx)
+    cache = ResultCache(config.cache if use_cache else None)
 
-    # The unit of work is one check on one patch (or on the series), so a
-    # slow check's patches spread over the pool instead of queueing in one
-    # thread behind each other.
-    units: list[tuple[CheckInfo, PatchContext | SeriesContext | None]] = []
-    for check in checks:
-        if check.needs in ("scripts", "tree", "build") and view is None:
-            units.append((check, None))
-        elif check.needs == "build":
-            units.append((check, None))
-        else:
-            units += [(check, ctx) for ctx in (pctx if check.scope == "patch" else [sctx])]
-    # Patch by patch, and within a patch the checks that read the whole tree
-    # first: the long units start early and those sharing a one-time cost
-    # (a grep of the base) do not all wait on it at once.
-    rank = {"tree": 0, "scripts": 1, "build": 2, "diff": 3}
-    units.sort(key=lambda u: (u[1].n if isinstance(u[1], PatchContext) else 10**6,
-                              rank.get(u[0].needs, 3)))
+    def one(unit: Unit) -> Outcome:
+        return run_unit(unit, series, view, cache, config.checkpatch_ignore)
 
-    def one(unit) -> tuple[str, list[Finding], bool, float]:
-        """(state, findings, cached, seconds); state is ran|partial|crashed|skip:<why>."""
-        check, ctx = unit
-        t0 = time.monotonic()
-        if ctx is None:
-            why = "needs --tree" if view is None else "needs a build (napipatch test)"
-            return f"skip:{why}", [], False, 0.0
-        if view is not None and check.needs == "tree":
-            if (isinstance(ctx, PatchContext) and not ctx.applied) or \
-                    (isinstance(ctx, SeriesContext) and ctx.tip is None):
-                return "partial", [], True, 0.0
-        upto = ctx.n if isinstance(ctx, PatchContext) else len(series.patches)
-        tkey = (view.applied.base if view else None)
-        if view is not None and isinstance(ctx, PatchContext) and not ctx.applied:
-            tkey = f"{tkey}-unapplied"
-        key = _key(check, series, upto, tkey,
-                   extra + (f"\0{upto}p" if check.scope == "patch" else "\0s"))
-        got = cache.get(key)
-        if got is not None:
-            return "ran", got, True, time.monotonic() - t0
-        try:
-            got = [_stamp(check.id, f) for f in (check.run(ctx) or [])]
-        except Exception as exc:  # a check's bug must not hide the others
-            n = ctx.n if isinstance(ctx, PatchContext) else 0
-            return "crashed", [Finding(
-                check=check.id, severity=Severity.WARNING, patch=n,
-                message=f"check crashed: {type(exc).__name__}: {exc}",
-                hint="report this to napipatch", details=traceback.format_exc(limit=3))], \
-                False, time.monotonic() - t0
-        cache.put(key, got)
-        return "ran", got, False, time.monotonic() - t0
-
-    jobs = max(1, int(config.jobs or 1))
     try:
-        with ThreadPoolExecutor(max_workers=jobs) as pool:
-            results = list(zip(units, pool.map(one, units)))
+        with ThreadPoolExecutor(max_workers=max(1, config.jobs)) as pool:
+            outcomes = list(pool.map(one, units))
     finally:
         if view:
             view.close()
     for check in checks:
-        mine = [r for (c, _), r in results if c is check]
-        found = [f for _, fs, _, _ in mine for f in fs]
-        seconds = round(sum(s for *_, s in mine), 3)
-        states = {st for st, *_ in mine}
-        skip = next((st for st in states if st.startswith("skip:")), None)
-        if skip:
-            result = CheckResult(check.id, "skipped", 0.0, reason=skip.removeprefix("skip:"))
-        elif "crashed" in states:
-            result = CheckResult(check.id, "crashed", seconds)
-        else:
-            result = CheckResult(check.id, _status(found), seconds,
-                                 cached=all(c for _, _, c, _ in mine) and bool(mine),
-                                 reason="some patches did not apply" if "partial" in states
-                                 else "")
-        report.checks.append(result)
-        report.findings += found
+        mine = [o for u, o in zip(units, outcomes) if u.check is check]
+        result = result_of(check, mine)
+        report.add(result, [f for o in mine for f in o.findings])
         if progress:
             progress(result)
     report.findings.sort(key=lambda f: f.sort_key)
     return report
-
-
-def _stamp(check_id: str, f: Finding) -> Finding:
-    from dataclasses import replace
-    return replace(f, check=check_id)

@@ -16,8 +16,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from napipatch.jobs import initramfs
 from napipatch.errors import NapipatchError
+from napipatch.jobs import initramfs
 from napipatch.jobs.targets import Target
 
 _TAP = re.compile(r"(?:^|\s)(not ok|ok) (\d+) - (.*?)\s*$")

@@ -29,9 +29,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from napipatch.tree import gitutil
 from napipatch.errors import NapipatchError
 from napipatch.jobs.targets import Target
+from napipatch.tree import gitutil
 
 _QUIET = re.compile(r"^  ([A-Z][A-Z0-9_-]*(?: \[M\])?)\s+(\S+)\s*$")
 _DIAG = re.compile(r"^(?P<file>[^\s:]+):(?P<line>\d+):(?:(?P<col>\d+):)? "

@@ -23,12 +23,19 @@ hold on every worker.
 from __future__ import annotations
 
 import dataclasses
+import logging
 from pathlib import Path
 from typing import Any
 
 from napipatch.errors import NapipatchError
 from napipatch.jobs.executor import InfraError, JobResult, infra_result, is_infra  # noqa: F401 - re-exported
+from napipatch.jobs.kinds import BootJob, BuildJob
+from napipatch.jobs.remote import RemoteJob
+from napipatch.mails.mail import parse_message, split_mbox
+from napipatch.mails.series import Series
 from napipatch.report.findings import Finding, Severity
+from napipatch.tree import gitutil
+from napipatch.tree.apply import apply_in_index
 
 TASK = "napipatch.run_job"
 
@@ -45,8 +52,6 @@ def _plain(value: Any) -> Any:
 
 
 def job_types() -> dict[str, type]:
-    from napipatch.jobs.run import BootJob, BuildJob
-    from napipatch.jobs.remote import RemoteJob
     return {"build": BuildJob, "boot": BootJob, "remote": RemoteJob}
 
 
@@ -82,11 +87,6 @@ def result_from_dict(d: dict) -> JobResult:
 # ---------------------------------------------------------------- worker side
 def ensure_commits(payload: dict, worker_tree: str | None) -> None:
     """Make sure the job's repository exists here and has its commits."""
-    from napipatch.tree import gitutil
-    from napipatch.tree.apply import apply_in_index
-    from napipatch.mails.mail import parse_message, split_mbox
-    from napipatch.mails.series import Series
-
     job = payload["job"]
     repo = Path(job.get("repo", ""))
     if not (repo / ".git").exists() and worker_tree:
@@ -112,7 +112,11 @@ def ensure_commits(payload: dict, worker_tree: str | None) -> None:
 
 def make_app(broker: str, backend: str | None = None, visibility_timeout: int = 3600,
              max_retries: int = 3, retry_delay: float = 5.0, worker_tree: str | None = None):
-    from celery import Celery
+    try:  # an optional extra: napipatch[distributed]
+        from celery import Celery
+    except ImportError:
+        raise NapipatchError("napipatch.executor", "celery is not installed "
+                             "(pip install 'napipatch[distributed]')") from None
 
     app = Celery("napipatch", broker=broker, backend=backend or broker)
     app.conf.update(
@@ -130,7 +134,6 @@ def make_app(broker: str, backend: str | None = None, visibility_timeout: int = 
 
     @app.task(name=TASK, bind=True, max_retries=max_retries)
     def run_job(self, payload: dict) -> dict:
-        import logging
         log = logging.getLogger("napipatch.worker")
         try:
             ensure_commits(payload, worker_tree)
@@ -151,8 +154,8 @@ def make_app(broker: str, backend: str | None = None, visibility_timeout: int = 
 
 def app_from_config(cfg):
     return make_app(cfg.broker_url, cfg.result_backend or None,
-                    visibility_timeout=int(cfg.broker_visibility_timeout),
-                    max_retries=int(cfg.job_retries), retry_delay=float(cfg.job_retry_delay),
+                    visibility_timeout=cfg.broker_visibility_timeout,
+                    max_retries=cfg.job_retries, retry_delay=cfg.job_retry_delay,
                     worker_tree=cfg.tree or None)
 
 

@@ -18,18 +18,20 @@ Host settings are git config keys in a subsection named after the target:
 
 from __future__ import annotations
 
+import re
 import shlex
 import subprocess
 import tarfile
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
-from napipatch.jobs import boot as bootmod
-from napipatch.jobs import initramfs
-from napipatch.jobs import targets as targetdata
 from napipatch.errors import NapipatchError
+from napipatch.jobs import boot as bootmod
+from napipatch.jobs import initramfs, targets
+from napipatch.jobs.build import Builder
 from napipatch.jobs.executor import InfraError, JobResult
+from napipatch.jobs.verdicts import boot_findings, tap_counts, tap_lines
 from napipatch.report.findings import Finding, Severity
 
 HOST_KEYS = ("host", "user", "port", "key", "iface", "boot", "install", "peer", "addr", "netns")
@@ -141,8 +143,7 @@ class RemoteJob:
             if not kernel.is_file():
                 raise NapipatchError(kernel, "no kernel image in the artifacts")
             return kernel, (mods if mods.is_file() else None), []
-        from napipatch.jobs.build import Builder
-        target = targetdata.load(self.target)
+        target = targets.load(self.target)
         with Builder(self.repo, target, self.cache, jobs=self.jobs, progress=progress) as b:
             step = b.step(self.patch, self.commit, "remote")
             if not step.ok:
@@ -164,9 +165,9 @@ class RemoteJob:
     def run(self, progress) -> JobResult:
         t0 = time.monotonic()
         h = RemoteHost(**self.host)
-        target = targetdata.load(self.target)
+        target = targets.load(self.target)
         plan = (target.dir / "plan.sh") if (target.dir / "plan.sh").is_file() else \
-            targetdata.load("virtio-net").boot.plan
+            targets.load("virtio-net").boot.plan
         kernel, mods, findings = self._artifacts(progress)
         if findings:
             return JobResult(self.kind, self.target, "fail", findings, time.monotonic() - t0)
@@ -190,22 +191,17 @@ class RemoteJob:
             log.parent.mkdir(parents=True, exist_ok=True)
             log.write_text(out + cp.stderr)
             tests = bootmod.parse_tap(out)
-            import re
             m = re.search(initramfs.END + r" rc=(\d+)", out)
             res = bootmod.BootResult(kernel=kernel, console=out, console_log=log,
                                      seconds=round(time.monotonic() - t0, 1), finished=bool(m),
                                      timed_out=False, plan_rc=int(m.group(1)) if m else None,
                                      tests=tests)
-            from napipatch.jobs.run import boot_findings
             findings = [self._recheck(f) for f in boot_findings(self.target, res, self.patch)]
-            tap = "\n".join(f"{t.status:6} {t.n:2} - {t.name}" + (f"  ({t.skip})" if t.skip else "")
-                            for t in tests)
             notes.append(Finding(
                 check=self.target, severity=Severity.INFO, patch=0,
                 message=f"{self.target} host {h.host}: kernel {running} ({h.boot}), "
-                        f"{sum(t.ok and t.skip is None for t in tests)} ok, "
-                        f"{sum(t.skip is not None for t in tests)} skip, {len(res.failed)} not ok",
-                hint=f"log: {log}", details=tap))
+                        f"{tap_counts(tests)}",
+                hint=f"log: {log}", details=tap_lines(tests)))
         except NapipatchError as exc:
             findings = [Finding(check=self.target, severity=Severity.ERROR, patch=self.patch,
                                 message=f"{self.target} host {h.host}: {exc}")]
@@ -217,7 +213,6 @@ class RemoteJob:
                          round(time.monotonic() - t0, 1), data={"previous-kernel": previous})
 
     def _recheck(self, f: Finding) -> Finding:
-        from dataclasses import replace
         return replace(f, check=self.target)
 
     def _boot(self, ssh: Ssh, h: RemoteHost, workdir: str, previous: str, has_mods: bool,

@@ -14,8 +14,8 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from napipatch.tree import gitutil
 from napipatch.errors import NapipatchError
+from napipatch.tree import gitutil
 from napipatch.tree.trusted import scripts_root
 
 _COMMON = ["--no-tree", "--nogit", "--nogit-fallback", "--nogit-chief-penguins",

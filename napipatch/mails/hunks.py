@@ -10,7 +10,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from unidiff import PatchedFile
+from unidiff import PatchedFile, PatchSet
+from unidiff.errors import UnidiffParseError
+
+
+def parse_diff(text: str) -> PatchSet:
+    """A mail's diff as a PatchSet; junk gives an empty one, never an error."""
+    try:
+        return PatchSet(text)
+    except (UnidiffParseError, Exception):  # noqa: BLE001 - unidiff raises bare errors on junk
+        return PatchSet("")
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 
-from napipatch.engine.run import Report
+from napipatch.report.model import Report
 from napipatch.report.templating import render
 
 _COLOURS = {"error": "\x1b[1;31m", "warning": "\x1b[1;33m", "info": "\x1b[36m"}

@@ -30,15 +30,16 @@ import tempfile
 import time
 from pathlib import Path
 
-from napipatch.tree import gitutil
-from napipatch.mails import mail as mailmod
 from napipatch.config import Config
-from napipatch.engine.run import Report, run_checks
-from napipatch.errors import NapipatchError
-from napipatch.mails.mail import PatchMail
 from napipatch.engine.registry import discover, select
+from napipatch.engine.run import run_checks
+from napipatch.errors import NapipatchError
+from napipatch.mails import mail as mailmod
+from napipatch.mails.mail import PatchMail
+from napipatch.mails.series import Series, assemble, name_from
+from napipatch.report.model import Report
 from napipatch.report.render import render_report
-from napipatch.mails.series import Series, assemble
+from napipatch.tree import gitutil
 
 STALE_SECONDS = 12 * 3600
 PUSH_LIMIT = 100  # more new commits than this is not a patch series: not checked
@@ -59,7 +60,7 @@ def guarded(name: str, cfg: Config, fn, err=_err) -> int:
         return fn()
     except Exception as exc:  # noqa: BLE001 - any failure of ours, by policy
         reason = str(exc) if isinstance(exc, NapipatchError) else f"{type(exc).__name__}: {exc}"
-        if cfg.strict_hooks:
+        if cfg.hook_strict:
             err(f"napipatch: error: {name} hook: {reason} (napipatch.hook-strict is set, so this blocks)")
             return 2
         err(f"napipatch: warning: {name} hook could not check: {reason}; letting it go "
@@ -231,7 +232,6 @@ def sendemail_validate(path: Path, cfg: Config, only: list[str] | None = None,
 
 
 def _series_name(mails: list[PatchMail]) -> str:
-    from napipatch.mails.series import name_from
     heads = [m for m in mails if _is_cover(m)] or mails
     return name_from(heads[0])
 

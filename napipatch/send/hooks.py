@@ -17,8 +17,8 @@ import shlex
 import sys
 from pathlib import Path
 
-from napipatch.tree import gitutil
 from napipatch.errors import NapipatchError
+from napipatch.tree import gitutil
 
 HOOKS = ("sendemail-validate", "pre-push")
 CHAINED = ".napipatch-chained"

@@ -25,13 +25,14 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from napipatch.tree import gitutil
-from napipatch.mails import mail as mailmod
 from napipatch.config import Config
-from napipatch.engine.run import Report, run_checks
+from napipatch.engine.run import run_checks
 from napipatch.errors import NapipatchError
 from napipatch.kernel.maintainers import clean_address, get_maintainers, split_addresses
+from napipatch.mails import mail as mailmod
+from napipatch.report.model import Report
 from napipatch.store.store import LORE_LINK, Store
+from napipatch.tree import gitutil
 
 _THREAD_HEADERS = {b"message-id", b"in-reply-to", b"references"}
 _DOMAIN = re.compile(r"^[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)+$")

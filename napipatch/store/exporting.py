@@ -8,13 +8,13 @@ import re
 import tempfile
 from pathlib import Path
 
-from napipatch.tree import gitutil
-from napipatch.mails import mail as mailmod
 from napipatch.errors import NapipatchError
-from napipatch.tree.gitutil import git
+from napipatch.mails import mail as mailmod
 from napipatch.mails.series import assemble, check_name
-from napipatch.store.store import LORE_LINK, Store
 from napipatch.report.templating import render
+from napipatch.store.store import LORE_LINK, Store
+from napipatch.tree import gitutil
+from napipatch.tree.gitutil import git
 
 _VHEAD = re.compile(r"^v(\d+)\s*:?\s*(.*)$")
 

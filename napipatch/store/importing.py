@@ -5,10 +5,10 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from napipatch.store import b4api
-from napipatch.mails import mail as mailmod
 from napipatch.errors import NapipatchError
+from napipatch.mails import mail as mailmod
 from napipatch.mails.series import Series, assemble, check_name, name_from
+from napipatch.store import b4api
 from napipatch.store.store import Store
 
 _MSGID = re.compile(r"^<?[^<>\s/@]+@[^<>\s/@]+>?$")

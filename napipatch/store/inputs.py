@@ -11,11 +11,11 @@ import re
 import tempfile
 from pathlib import Path
 
-from napipatch.tree import gitutil
-from napipatch.mails import mail as mailmod
 from napipatch.errors import NapipatchError
+from napipatch.mails import mail as mailmod
 from napipatch.mails.series import Series, assemble
 from napipatch.store.store import Store
+from napipatch.tree import gitutil
 
 
 def resolve(target: str, store: Store, tree: Path | None) -> Series:

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from napipatch.errors import NapipatchError
+from napipatch.mails.hunks import parse_diff
+from napipatch.store.store import Store
 from napipatch.tree import gitutil
 from napipatch.tree.apply import apply_in_index
-from napipatch.engine.context import parse_diff
-from napipatch.errors import NapipatchError
-from napipatch.store.store import Store
 
 
 def show(store: Store, spec: str) -> str:

@@ -18,8 +18,8 @@ from pathlib import Path
 
 import tomli_w
 
-from napipatch.mails import mail as mailmod
 from napipatch.errors import NapipatchError
+from napipatch.mails import mail as mailmod
 from napipatch.mails.series import Series, assemble, changelog_of, check_name
 
 LORE_LINK = "https://lore.kernel.org/all/{msgid}/"

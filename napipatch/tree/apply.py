@@ -24,10 +24,10 @@ import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from napipatch.tree import gitutil
 from napipatch.errors import GitError, NapipatchError
-from napipatch.tree.gitutil import git
 from napipatch.mails.series import Series
+from napipatch.tree import gitutil
+from napipatch.tree.gitutil import git
 from napipatch.tree.treebuild import TreeBuilder, TreeBuildError
 
 _FAILED_AT = re.compile(r"patch failed: (\S+?):(\d+)")
@@ -71,6 +71,13 @@ class Applied:
     @property
     def tip(self) -> str | None:
         return self.commits[-1] if self.commits and self.failure is None else None
+
+    @property
+    def good(self) -> list[str]:
+        """The commits of the patches before the first that failed: what a
+        build or boot of a partly applied series can use."""
+        done = [c for c in self.commits if c]
+        return done[:self.failure.patch - 1] if self.failure else done
 
 
 def choose_base(repo: Path, series: Series, base: str | None) -> tuple[str, str]:

@@ -13,8 +13,8 @@ import subprocess
 import tarfile
 from pathlib import Path
 
-from napipatch.tree import gitutil
 from napipatch.errors import NapipatchError
+from napipatch.tree import gitutil
 from napipatch.tree.gitutil import git
 
 DEFAULT_TARBALL = Path("/usr/src/linux-source-6.12.tar.xz")

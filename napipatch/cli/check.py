@@ -1,0 +1,72 @@
+"""``napipatch check`` and ``napipatch checks list|doc``: the review checks."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from napipatch.cli.common import (
+    BASE,
+    FORMAT,
+    ONLY,
+    SKIP,
+    TARGET_HELP,
+    check_format,
+    check_ids,
+    load_config,
+    store,
+    tree_of,
+)
+from napipatch.engine.registry import discover
+from napipatch.engine.run import run_checks
+from napipatch.errors import NapipatchError
+from napipatch.report.render import render_report
+from napipatch.store.inputs import resolve
+
+checks_app = typer.Typer(help="The checks napipatch runs.", no_args_is_help=True)
+
+
+def check(
+    target: str = typer.Argument(..., help=TARGET_HELP),
+    tree: Optional[Path] = typer.Option(None, "--tree", help="Kernel tree (git) to apply the series in (napipatch.tree)."),
+    base: Optional[str] = BASE,
+    fmt: str = FORMAT,
+    only: Optional[str] = ONLY,
+    skip: Optional[str] = SKIP,
+    no_cache: bool = typer.Option(False, "--no-cache", help="Ignore cached results."),
+    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write the report to a file too."),
+):
+    """Run the review checks; exit 0 clean, 1 error findings, 2 could not run."""
+    check_format(fmt)
+    only_l, skip_l = check_ids(only), check_ids(skip)
+    cfg = load_config(tree)
+    tree = tree_of(cfg, tree)
+    series = resolve(target, store(cfg), tree)
+    if not series.patches:
+        raise NapipatchError(target, "empty series: no patches")
+    report = run_checks(series, cfg, tree=tree, base=base, only=only_l, skip=skip_l,
+                        use_cache=not no_cache)
+    sys.stdout.write(render_report(report, fmt, colour=fmt == "text" and sys.stdout.isatty()))
+    if output:
+        output.write_text(render_report(report, fmt, colour=False))
+    raise typer.Exit(report.exit_code)
+
+
+@checks_app.command("list")
+def checks_list():
+    """Every check: id, scope, what it needs, summary."""
+    for c in discover().values():
+        typer.echo(f"{c.id:14} {c.scope:6} {c.needs:5}  {c.summary}")
+
+
+@checks_app.command("doc")
+def checks_doc(check_id: str):
+    """The documentation of one check."""
+    checks = discover()
+    if check_id not in checks:
+        raise NapipatchError(check_id, "no such check")
+    c = checks[check_id]
+    typer.echo(f"{c.id}: {c.summary}\nscope: {c.scope}, needs: {c.needs}\n\n{c.doc}")

@@ -1,0 +1,69 @@
+"""What every sub-command shares: the global options' state, the
+configuration and store it works with, and the parsing of options that
+several commands take (``--format``, ``--only``/``--skip``), so each is
+validated the same way everywhere.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from napipatch import config as configmod
+from napipatch.engine.registry import discover, select
+from napipatch.errors import NapipatchError
+from napipatch.store.store import Store
+
+# Set by the app's callback (--debug, --store) before any command runs.
+state: dict = {"debug": False, "store": None}
+
+FORMATS = ("text", "json", "markdown")
+
+TARGET_HELP = ("NAME[@vN] in the store, a format-patch directory, an mbox, "
+               "or a revision range in --tree.")
+ONLY = typer.Option(None, "--only", help="Run only these check ids (comma separated).")
+SKIP = typer.Option(None, "--skip", help="Skip these check ids.")
+FORMAT = typer.Option("text", "--format", help="text, json or markdown.")
+BASE = typer.Option(None, "--base", help="Base when the series has no usable base-commit.")
+
+
+def load_config(repo: Optional[Path] = None) -> configmod.Config:
+    """The configuration for a command working on the tree ``repo``."""
+    cfg = configmod.load(repo)
+    if state.get("store"):
+        cfg.series_dir = str(state["store"])
+    return cfg
+
+
+def store(cfg: configmod.Config) -> Store:
+    return Store(cfg.store_root)
+
+
+def tree_of(cfg: configmod.Config, tree: Optional[Path]) -> Optional[Path]:
+    """``--tree``/``--repo`` when given, else napipatch.tree."""
+    if tree is not None:
+        return tree
+    return Path(cfg.tree).expanduser() if cfg.tree else None
+
+
+def check_ids(value: Optional[str]) -> Optional[list[str]]:
+    """``--only``/``--skip``: comma-separated check ids, each one known."""
+    ids = [v.strip() for v in value.split(",") if v.strip()] if value else None
+    if ids:
+        select(discover(), ids, None)  # an unknown id: one-line error, exit 2
+    return ids
+
+
+def check_format(fmt: str) -> str:
+    if fmt not in FORMATS:
+        raise NapipatchError(fmt, f"unknown format ({', '.join(FORMATS)})")
+    return fmt
+
+
+def read_text(p: Path) -> str:
+    try:
+        return p.read_text()
+    except OSError as exc:
+        raise NapipatchError(p, exc.strerror or str(exc)) from None

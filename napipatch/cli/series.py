@@ -1,0 +1,98 @@
+"""``napipatch series import|export|list|show|diff|apply``: the series store."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from napipatch.cli.common import load_config, read_text, store
+from napipatch.store.exporting import export_series
+from napipatch.store.importing import import_series
+from napipatch.store.showing import range_diff, show
+from napipatch.tree.apply import apply_in_worktree
+
+series_app = typer.Typer(help="The series store: import, export, list, show, diff, apply.",
+                         no_args_is_help=True)
+
+
+@series_app.command("import")
+def series_import(
+    source: str = typer.Argument(..., help="An mbox file, a format-patch directory, or a Message-ID (fetched with b4 from napipatch.lore-url)."),
+    name: Optional[str] = typer.Option(None, "--name", help="Store name (default: from the subject)."),
+    version: Optional[int] = typer.Option(None, "--version", "-v", help="Pick vN when the source holds several."),
+    cover_only: bool = typer.Option(False, "--cover-only", help="Record only the cover letter (history of an old version)."),
+    force: bool = typer.Option(False, "--force", help="Replace a version already stored."),
+):
+    """Import a posted series into series/NAME/vN."""
+    cfg = load_config()
+    s = import_series(store(cfg), source, name, cfg.lore_url, version=version,
+                      cover_only=cover_only, force=force)
+    typer.echo(f"{cfg.store_root / s.name / f'v{s.version}'}: {s.title} "
+               f"({len(s.patches)} patches{', cover letter' if s.cover else ''})")
+
+
+@series_app.command("export")
+def series_export(
+    revrange: str = typer.Argument(..., help="Commits to export, e.g. v6.12..HEAD or HEAD~4.."),
+    name: str = typer.Option(..., "--name", help="Store name."),
+    version: Optional[int] = typer.Option(None, "--version", "-v", help="Version (default: next)."),
+    tree_tag: Optional[str] = typer.Option(None, "--tree-tag", help="Subject tree tag (napipatch.tree-tag, net-next)."),
+    repo: Path = typer.Option(Path("."), "--repo", help="The kernel repository."),
+    base: str = typer.Option("auto", "--base", help="format-patch --base (auto needs an upstream branch)."),
+    title: Optional[str] = typer.Option(None, "--title", help="Cover letter subject (default: previous version's)."),
+    blurb_file: Optional[Path] = typer.Option(None, "--blurb", help="File with the cover letter text (default: previous version's)."),
+    changes: Optional[str] = typer.Option(None, "--changes", help="This version's changelog lines (text or @FILE)."),
+    force: bool = typer.Option(False, "--force", help="Replace a version already stored."),
+):
+    """git format-patch --base into series/NAME/vN with a rendered cover letter."""
+    cfg = load_config(repo)
+    ch = changes or ""
+    if ch.startswith("@"):
+        ch = read_text(Path(ch[1:]))
+    blurb = read_text(blurb_file) if blurb_file else None
+    d = export_series(store(cfg), repo, revrange, name, version, tree_tag or cfg.tree_tag,
+                      base=base, title=title, blurb=blurb, changes=ch, force=force)
+    typer.echo(f"{d}: {len(list(d.glob('*.patch')))} files")
+
+
+@series_app.command("list")
+def series_list():
+    """The series in the store and their versions."""
+    st = store(load_config())
+    for name in st.names():
+        rec = st.record(name)
+        vs = " ".join(rec.get("versions", {}))
+        typer.echo(f"{name:32} {rec.get('tree', '-'):9} {vs}")
+
+
+@series_app.command("show")
+def series_show(spec: str = typer.Argument(..., help="NAME or NAME@vN")):
+    """Patches, base, per-patch diffstat and trailers of one version."""
+    typer.echo(show(store(load_config()), spec), nl=False)
+
+
+@series_app.command("diff")
+def series_diff(name: str, va: str, vb: str,
+                repo: Path = typer.Option(..., "--repo", help="Kernel tree to apply both versions in."),
+                base: Optional[str] = typer.Option(None, "--base", help="Base when a version has no base-commit.")):
+    """git range-diff of two versions, each applied on its base (no checkout)."""
+    cfg = load_config(repo)
+    typer.echo(range_diff(store(cfg), name, va, vb, repo, base), nl=False)
+
+
+@series_app.command("apply")
+def series_apply(spec: str = typer.Argument(..., help="NAME or NAME@vN"),
+                 repo: Path = typer.Option(..., "--repo", help="The kernel tree."),
+                 base: Optional[str] = typer.Option(None, "--base", help="Base when base-commit is absent or unknown."),
+                 worktree: Optional[Path] = typer.Option(None, "--worktree", help="Where to create the worktree.")):
+    """A new git worktree at the base with the patches applied by git am."""
+    cfg = load_config(repo)
+    s = store(cfg).load(spec)
+    path = worktree or (cfg.cache / "worktrees" / f"{s.name}-v{s.version}")
+    res = apply_in_worktree(repo, s, path, base)
+    if res.failure:
+        typer.echo(f"napipatch: error: {spec}: {res.failure}", err=True)
+        raise typer.Exit(1)
+    typer.echo(f"{path}: {len(res.commits)} patches applied on {res.base[:12]} ({res.base_why})")

@@ -1,0 +1,120 @@
+"""The result cache: findings of one check on one patch, kept on disk.
+
+A result is keyed by the check's id and version, the hash of every module
+of napipatch the check runs (its own file and, transitively, the helpers it
+imports: editing ``kernel/cparse.py`` must invalidate kdoc's results as
+surely as editing ``checks/kdoc.py``), the base commit, and the mails up to
+the patch checked.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import hashlib
+import importlib.util
+import json
+from pathlib import Path
+from types import ModuleType
+
+from napipatch.mails.series import Series
+from napipatch.report.findings import Finding
+
+
+class ResultCache:
+    def __init__(self, root: Path | None):
+        self.root = root / "results" if root else None
+
+    def get(self, key: str) -> list[Finding] | None:
+        if not self.root:
+            return None
+        f = self.root / key[:2] / f"{key}.json"
+        try:
+            return [Finding.from_json(d) for d in json.loads(f.read_text())]
+        except (OSError, ValueError, TypeError, KeyError):
+            return None
+
+    def put(self, key: str, findings: list[Finding]) -> None:
+        if not self.root:
+            return
+        d = self.root / key[:2]
+        d.mkdir(parents=True, exist_ok=True)
+        tmp = d / f".{key}.tmp"
+        tmp.write_text(json.dumps([f.to_json() for f in findings]))
+        tmp.replace(d / f"{key}.json")
+
+
+def result_key(check_id: str, fingerprint: str, series: Series, upto: int, base: str | None,
+               extra: str) -> str:
+    h = hashlib.sha256()
+    h.update(f"{check_id}\0{fingerprint}\0{base or 'notree'}\0{upto}\0{extra}\0".encode())
+    mails = ([series.cover] if series.cover else []) + series.patches[:upto]
+    for m in mails:
+        h.update(m.subject.raw.encode() + b"\0" + m.body.encode() + b"\0" + m.author.encode())
+    return h.hexdigest()
+
+
+# ------------------------------------------------------------ fingerprints
+def _imported(tree: ast.AST, package: str) -> set[str]:
+    """Absolute names of every module an AST imports, at any depth (a helper
+    imported inside a function runs as surely as one imported at the top)."""
+    out: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            mod = node.module or ""
+            if node.level:
+                parts = package.split(".")
+                parts = parts[: len(parts) - node.level + 1]
+                mod = ".".join(parts + ([mod] if mod else []))
+            out.add(mod)
+            # ``from pkg import mod`` names a module as often as a function.
+            out.update(f"{mod}.{a.name}" for a in node.names)
+    return out
+
+
+def _file_of(name: str) -> Path | None:
+    try:
+        spec = importlib.util.find_spec(name)
+    except (ImportError, ValueError):
+        return None
+    if spec is None or not spec.origin or not spec.origin.endswith(".py"):
+        return None
+    return Path(spec.origin)
+
+
+def source_closure(name: str, root: str = "napipatch") -> list[Path]:
+    """The files of module ``name`` and of every ``root.*`` module it imports,
+    transitively."""
+    seen: dict[str, Path] = {}
+    todo = [name]
+    while todo:
+        mod = todo.pop()
+        if mod in seen:
+            continue
+        path = _file_of(mod)
+        if path is None:
+            continue
+        seen[mod] = path
+        package = mod if path.name == "__init__.py" else mod.rpartition(".")[0]
+        try:
+            tree = ast.parse(path.read_bytes())
+        except (OSError, SyntaxError, ValueError):
+            continue
+        todo += [m for m in _imported(tree, package)
+                 if (m == root or m.startswith(root + ".")) and m not in seen]
+    return sorted(set(seen.values()))
+
+
+@functools.lru_cache(maxsize=None)
+def _closure_hash(name: str) -> str:
+    h = hashlib.sha256()
+    for path in source_closure(name):
+        h.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    return h.hexdigest()[:16]
+
+
+def fingerprint(module: ModuleType, version: int) -> str:
+    """Version plus a hash of the code the check runs."""
+    return f"{version}-{_closure_hash(module.__name__)}"

@@ -1,0 +1,106 @@
+"""The jobs that run on a machine with the kernel tree: build every patch
+(``BuildJob``) and boot the tip in QEMU (``BootJob``).
+
+A job is plain data plus ``run(progress) -> JobResult``; executors
+(``executor``, ``distributed``) decide where it runs.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from napipatch.jobs import boot as bootmod
+from napipatch.jobs import targets
+from napipatch.jobs.build import Builder, Step
+from napipatch.jobs.executor import JobResult
+from napipatch.jobs.verdicts import boot_findings, step_findings, tap_counts, tap_lines
+from napipatch.report.findings import Finding, Severity
+
+
+@dataclass
+class BuildJob:
+    """Build the base, then each applied commit in order, for one target."""
+
+    repo: Path
+    target: str
+    base: str
+    commits: list[str]  # the applied patches' commits, in order
+    cache: Path
+    jobs: int = 2
+    kind: str = "build"
+
+    def run(self, progress) -> JobResult:
+        t0 = time.monotonic()
+        target = targets.load(self.target)
+        steps: list[Step] = []
+        with Builder(self.repo, target, self.cache, jobs=self.jobs, progress=progress) as b:
+            for i, commit in enumerate([self.base] + self.commits):
+                label = "base" if i == 0 else f"patch-{i}"
+                progress(f"{target.name}: building {label} ({commit[:12]})")
+                steps.append(b.step(i, commit, label))
+            obj = b.dirs.obj
+        findings = step_findings(target.name, steps)
+        status = "fail" if any(f.severity is Severity.ERROR for f in findings) else "pass"
+        summary = "\n".join(
+            f"{'base' if s.patch == 0 else f'patch {s.patch}':>9}  {s.commit[:12]}  "
+            f"{'ok' if s.ok else 'FAILED':6} {s.seconds:7.1f} s  {s.rebuilt:5} compiled  "
+            f"{len(s.new_warnings)} new warnings  log: {s.log}" for s in steps)
+        findings.append(Finding(check="build", severity=Severity.INFO, patch=0,
+                                message=f"built {target.name}: base + {len(self.commits)} patch"
+                                        f"{'es' if len(self.commits) != 1 else ''}, {status}",
+                                details=summary))
+        return JobResult(kind="build", target=target.name, status=status, findings=findings,
+                         seconds=round(time.monotonic() - t0, 1),
+                         data={"steps": [_step_data(s) for s in steps], "obj": str(obj)})
+
+
+def _step_data(s: Step) -> dict:
+    return {"patch": s.patch, "commit": s.commit, "ok": s.ok, "seconds": s.seconds,
+            "rebuilt": s.rebuilt, "log": str(s.log), "errors": [d.text for d in s.errors],
+            "new_warnings": [d.text for d in s.new_warnings], "missing": s.missing}
+
+
+@dataclass
+class BootJob:
+    """Build the series tip for a bootable target and run its test plan in QEMU."""
+
+    repo: Path
+    target: str
+    commit: str  # what to boot (the series tip, or the base)
+    patch: int  # the patch number findings are attached to (0 = series)
+    cache: Path
+    jobs: int = 2
+    timeout: float | None = None
+    kind: str = "boot"
+    label: str = "tip"
+
+    def run(self, progress) -> JobResult:
+        t0 = time.monotonic()
+        target = targets.load(self.target)
+        with Builder(self.repo, target, self.cache, jobs=self.jobs, progress=progress) as b:
+            step = b.step(self.patch, self.commit, f"{self.label}-for-boot")
+            kernel = b.dirs.obj / target.image
+            if not step.ok:
+                f = Finding(check="boot", severity=Severity.ERROR, patch=self.patch,
+                            message=f"not booted: {self.commit[:12]} does not build for {target.name}",
+                            hint=f"full log: {step.log}", details=step.error_excerpt)
+                return JobResult("boot", target.name, "fail", [f], round(time.monotonic() - t0, 1))
+            progress(f"{target.name}: booting {self.commit[:12]} in QEMU (TCG)")
+            res = bootmod.boot(kernel, target, b.dirs.root, timeout=self.timeout, progress=progress)
+        findings = boot_findings(target.name, res, self.patch)
+        status = "fail" if any(f.severity is Severity.ERROR for f in findings) else "pass"
+        findings.append(Finding(
+            check="boot", severity=Severity.INFO, patch=0,
+            message=f"booted {target.name} ({self.commit[:12]}) in {res.seconds:.0f} s: "
+                    f"{tap_counts(res.tests)}",
+            hint=f"console log: {res.console_log}", details=tap_lines(res.tests)))
+        return JobResult("boot", target.name, status, findings, round(time.monotonic() - t0, 1),
+                         data={"seconds": res.seconds, "finished": res.finished,
+                               "timed_out": res.timed_out, "console_log": str(res.console_log),
+                               "tests": [{"n": t.n, "status": t.status, "name": t.name,
+                                          "skip": t.skip, "details": t.details}
+                                         for t in res.tests]})
+
+

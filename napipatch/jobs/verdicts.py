@@ -1,0 +1,106 @@
+"""How build and boot results become findings (check ids ``build``, ``boot``
+or the target's name), and the one-line TAP summaries every job prints.
+
+Shared by the local jobs, the remote (idpf) job and the bot, so a failed
+test reads the same wherever it ran.
+"""
+
+from __future__ import annotations
+
+from napipatch.jobs import boot as bootmod
+from napipatch.jobs.build import Step
+from napipatch.report.findings import Finding, Severity
+
+
+def tap_lines(tests: list[bootmod.TapResult]) -> str:
+    """The plan's TAP results, one line a test."""
+    return "\n".join(f"{t.status:6} {t.n:2} - {t.name}" + (f"  ({t.skip})" if t.skip else "")
+                     for t in tests)
+
+
+def tap_counts(tests: list[bootmod.TapResult]) -> str:
+    """``N ok, N skip, N not ok``."""
+    return (f"{sum(t.ok and t.skip is None for t in tests)} ok, "
+            f"{sum(t.skip is not None for t in tests)} skip, "
+            f"{sum(not t.ok for t in tests)} not ok")
+
+
+def step_findings(target: str, steps: list[Step]) -> list[Finding]:
+    out: list[Finding] = []
+    prev_errors: set[str] = set()
+    broken_since: int | None = None
+    for s in steps:
+        who = "the base" if s.patch == 0 else "this patch"
+        if not s.ok:
+            keys = {d.key for d in s.errors}
+            new = [d for d in s.errors if d.key not in prev_errors]
+            if new or broken_since is None:
+                first = (new or s.errors)[0]
+                out.append(Finding(
+                    check="build", severity=Severity.ERROR, patch=s.patch,
+                    file=first.file, line=first.line,
+                    message=f"{who} does not build for {target}: {_short(first.text)}",
+                    hint=f"full log: {s.log}",
+                    details=s.error_excerpt or "\n".join(d.text for d in s.errors[:20])))
+                broken_since = s.patch
+            else:
+                out.append(Finding(
+                    check="build", severity=Severity.INFO, patch=s.patch,
+                    message=f"still does not build for {target} (same errors as since "
+                            f"{'the base' if broken_since == 0 else f'patch {broken_since}'})",
+                    hint=f"full log: {s.log}"))
+            prev_errors = keys
+        else:
+            prev_errors, broken_since = set(), None
+        if s.patch == 0:
+            continue  # the base's own warnings are the baseline, not findings
+        for d in s.new_warnings[:20]:
+            out.append(Finding(check="build", severity=Severity.WARNING, patch=s.patch,
+                               file=d.file, line=d.line,
+                               message=f"new compiler warning ({target}): {_short(d.text)}",
+                               details=d.text, hint=f"full log: {s.log}"))
+        if len(s.new_warnings) > 20:
+            out.append(Finding(check="build", severity=Severity.WARNING, patch=s.patch,
+                               message=f"{len(s.new_warnings) - 20} more new warnings ({target})",
+                               hint=f"full log: {s.log}"))
+        for m in s.missing:
+            out.append(Finding(check="build", severity=Severity.ERROR, patch=s.patch, file=m,
+                               message=f"{m} was not built for {target}",
+                               hint="the target's must-build objects are missing after make"))
+        for c in s.config_lost:
+            out.append(Finding(check="build", severity=Severity.WARNING, patch=s.patch,
+                               message=f"{target} config lost {c} after this patch",
+                               hint="a Kconfig change dropped an option the target needs"))
+    return out
+
+
+def _short(text: str) -> str:
+    for sep in (" error: ", " warning: "):
+        if sep in text:
+            return text.split(sep, 1)[1]
+    return text
+
+
+def boot_findings(target: str, res: bootmod.BootResult, patch: int) -> list[Finding]:
+    out: list[Finding] = []
+    for t in res.failed:
+        detail = "\n".join(t.details) if t.details else res.excerpt(f"not ok {t.n} - ")
+        out.append(Finding(check="boot", severity=Severity.ERROR, patch=patch,
+                           message=f"{target}: test failed: {t.name}",
+                           hint=f"console log: {res.console_log}", details=detail))
+    if not res.finished:
+        why = (f"timed out after {res.seconds:.0f} s" if res.timed_out
+               else "the guest stopped before the plan finished")
+        splat = bootmod.splat(res.console)
+        out.append(Finding(check="boot", severity=Severity.ERROR, patch=patch,
+                           message=f"{target}: test plan did not finish: {why}"
+                                   + (f" ({splat})" if splat else ""),
+                           hint=f"console log: {res.console_log}",
+                           details=res.excerpt(splat) if splat else res.excerpt()))
+    elif res.plan_rc and not res.failed:
+        out.append(Finding(check="boot", severity=Severity.ERROR, patch=patch,
+                           message=f"{target}: test plan exited with status {res.plan_rc}",
+                           hint=f"console log: {res.console_log}", details=res.excerpt()))
+    return out
+
+
