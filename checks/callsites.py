@@ -201,92 +201,151 @@ def run(ctx):
 
 def _report(ctx, ch: Change, occ: dict[str, list[Occurrence]], added,
             headers: set[str]) -> list:
-    findings = []
-    name = ch.name
-    # Still declared in some header after the patch (moved, not removed)?
-    if ch.kind == "removed" and any(
-            o.kind in ("decl", "def") and o.name == name and path.endswith(".h")
-            for path, os_ in occ.items() for o in os_):
+    """Findings for one changed prototype: each use of it, stale declarations, a summary."""
+    if ch.kind == "removed" and _still_declared(ch.name, occ):
         return []
-    updated: list[str] = []
-    left: list[str] = []
-    for path, os_ in occ.items():
-        if _foreign(path, ch.header):
-            continue
-        mine = [o for o in os_ if o.name in (name, ch.new_name)]
-        local_static = any(o.kind in ("decl", "def") and o.static and o.name == name
-                           for o in mine)
-        if local_static and path != ch.header:
-            continue   # a file-local function of the same name
-        defined_here = any(o.kind == "def" and o.name == name for o in mine)
+    tally = _Tally()
+    for path, mine, defined_here in _uses(ch, occ):
         plus = added.get(path, set())
         for o in mine:
             if o.kind in ("decl", "def"):
-                if (ch.kind == "changed" and o.name == name and o.proto is not None
-                        and path not in headers and o.proto.kind == ch.new.kind
-                        and len(o.proto.params) != len(ch.new.params)):
-                    findings.append(ctx.finding(
-                        "error", f"this {'definition' if o.kind == 'def' else 'declaration'} of "
-                                 f"{name}() takes {len(o.proto.params)} parameters; the new "
-                                 f"prototype in {ch.header} takes {len(ch.new.params)}",
-                        file=path, line=o.line,
-                        details=f"here: {o.proto.signature()}\nnew:  {ch.new.signature()}",
-                        hint="change the definition with the prototype"))
+                _check_definition(ctx, ch, path, o, headers, tally)
                 continue
-            where = f"{path}:{o.line}"
             touched = _hits(plus, o.line, o.end_line)
             if ch.kind in ("removed", "renamed"):
-                if o.name == ch.new_name:
-                    if touched and o.kind == "call":
-                        updated.append(f"{where}: {_call_text(o)}")
-                    continue
-                if ch.kind == "removed" and defined_here:
-                    continue
-                what = "called" if o.kind == "call" else "referenced"
-                msg = (f"{name}() is renamed to {ch.new_name}() by this patch but still {what} here"
-                       if ch.kind == "renamed" else
-                       f"{name}() is removed by this patch but still {what} here")
-                findings.append(ctx.finding(
-                    "error", msg, file=path, line=o.line,
-                    hint=(f"use {ch.new_name}() here too" if ch.kind == "renamed"
-                          else "update this caller in the same patch")
-                    + " (this breaks the build of every config compiling the file)"))
-                left.append(f"{where}: {_call_text(o) if o.kind == 'call' else name} (error)")
-                continue
-            if o.kind != "call":
-                continue
-            new = ch.new
-            status = ""
-            if not new.accepts(o.nargs):
-                want = (f"at least {len(new.params)}" if new.variadic else str(len(new.params)))
-                findings.append(ctx.finding(
-                    "error", f"{name}() takes {want} argument{'s' if want != '1' else ''} after "
-                             f"this patch; this call passes {o.nargs}",
-                    file=path, line=o.line, details=f"now: {new.signature()}",
-                    hint="update this caller in the same patch (this breaks the build of "
-                         "every config compiling the file)"))
-                status = "error"
-            else:
-                for i, p in enumerate(new.params):
-                    if not p.type.startswith("enum ") or i >= o.nargs:
-                        continue
-                    was = ch.old.params[i].type if i < len(ch.old.params) else None
-                    lit = literal(o.args[i])
-                    if was != p.type and lit is not None:
-                        findings.append(ctx.finding(
-                            "warning", f"{name}() parameter {i + 1} is now {p.type}; "
-                                       f"this caller still passes '{lit}'",
-                            file=path, line=o.line, details=f"now: {new.signature()}",
-                            hint=f"pass a value of {p.type} instead of a boolean or "
-                                 "integer literal"))
-                        status = "warning"
-            line = f"{where}: {_call_text(o)}" + (f" ({status})" if status else "")
-            (updated if touched else left).append(line)
-    for h, p in ch.stale_decls:
-        findings.append(ctx.finding(
-            "error", f"this declaration of {name}() still has the old prototype",
-            file=h, line=p.line, details=f"old: {p.signature()}\nnew: {ch.new.signature()}",
-            hint="update the other declaration (often a !CONFIG stub) too"))
+                _check_gone_use(ctx, ch, path, o, touched, defined_here, tally)
+            elif o.kind == "call":
+                _check_call(ctx, ch, path, o, touched, tally)
+    tally.findings += _stale_decls(ctx, ch)
+    tally.findings.append(_summary(ctx, ch, tally))
+    return tally.findings
+
+
+@dataclass
+class _Tally:
+    """What the report of one changed prototype collects while walking its uses."""
+    findings: list = field(default_factory=list)
+    updated: list[str] = field(default_factory=list)  # call sites the patch touches
+    left: list[str] = field(default_factory=list)     # call sites it leaves alone
+
+
+def _still_declared(name: str, occ: dict[str, list[Occurrence]]) -> bool:
+    """A "removed" function still declared in some header was moved, not removed."""
+    return any(o.kind in ("decl", "def") and o.name == name and path.endswith(".h")
+               for path, os_ in occ.items() for o in os_)
+
+
+def _uses(ch: Change, occ: dict[str, list[Occurrence]]):
+    """Per file, the occurrences of ch's function (old or new name), and whether
+    the file defines it; skipping tools/ copies and file-local namesakes."""
+    for path, os_ in occ.items():
+        if _foreign(path, ch.header):
+            continue
+        mine = [o for o in os_ if o.name in (ch.name, ch.new_name)]
+        local_static = any(o.kind in ("decl", "def") and o.static and o.name == ch.name
+                           for o in mine)
+        if local_static and path != ch.header:
+            continue   # a file-local function of the same name
+        defined_here = any(o.kind == "def" and o.name == ch.name for o in mine)
+        yield path, mine, defined_here
+
+
+def _check_definition(ctx, ch: Change, path: str, o: Occurrence, headers: set[str],
+                      tally: _Tally) -> None:
+    """A definition (or declaration outside the changed headers) that kept the old
+    parameter count: the header and the code no longer agree."""
+    if (ch.kind == "changed" and o.name == ch.name and o.proto is not None
+            and path not in headers and o.proto.kind == ch.new.kind
+            and len(o.proto.params) != len(ch.new.params)):
+        tally.findings.append(ctx.finding(
+            "error", f"this {'definition' if o.kind == 'def' else 'declaration'} of "
+                     f"{ch.name}() takes {len(o.proto.params)} parameters; the new "
+                     f"prototype in {ch.header} takes {len(ch.new.params)}",
+            file=path, line=o.line,
+            details=f"here: {o.proto.signature()}\nnew:  {ch.new.signature()}",
+            hint="change the definition with the prototype"))
+
+
+def _check_gone_use(ctx, ch: Change, path: str, o: Occurrence, touched: bool,
+                    defined_here: bool, tally: _Tally) -> None:
+    """A use of a removed or renamed function: fine on the new name, a build
+    break on the old one (unless the file still defines the removed function)."""
+    name = ch.name
+    where = f"{path}:{o.line}"
+    if o.name == ch.new_name:
+        if touched and o.kind == "call":
+            tally.updated.append(f"{where}: {_call_text(o)}")
+        return
+    if ch.kind == "removed" and defined_here:
+        return
+    what = "called" if o.kind == "call" else "referenced"
+    msg = (f"{name}() is renamed to {ch.new_name}() by this patch but still {what} here"
+           if ch.kind == "renamed" else
+           f"{name}() is removed by this patch but still {what} here")
+    tally.findings.append(ctx.finding(
+        "error", msg, file=path, line=o.line,
+        hint=(f"use {ch.new_name}() here too" if ch.kind == "renamed"
+              else "update this caller in the same patch")
+        + " (this breaks the build of every config compiling the file)"))
+    tally.left.append(f"{where}: {_call_text(o) if o.kind == 'call' else name} (error)")
+
+
+def _check_call(ctx, ch: Change, path: str, o: Occurrence, touched: bool,
+                tally: _Tally) -> None:
+    """A call of a changed prototype: a wrong argument count breaks the build; a
+    literal passed to a new enum parameter compiles but is likely a leftover."""
+    new = ch.new
+    status = ""
+    if not new.accepts(o.nargs):
+        want = (f"at least {len(new.params)}" if new.variadic else str(len(new.params)))
+        tally.findings.append(ctx.finding(
+            "error", f"{ch.name}() takes {want} argument{'s' if want != '1' else ''} after "
+                     f"this patch; this call passes {o.nargs}",
+            file=path, line=o.line, details=f"now: {new.signature()}",
+            hint="update this caller in the same patch (this breaks the build of "
+                 "every config compiling the file)"))
+        status = "error"
+    else:
+        warnings = _enum_literals(ctx, ch, path, o)
+        tally.findings += warnings
+        if warnings:
+            status = "warning"
+    line = f"{path}:{o.line}: {_call_text(o)}" + (f" ({status})" if status else "")
+    (tally.updated if touched else tally.left).append(line)
+
+
+def _enum_literals(ctx, ch: Change, path: str, o: Occurrence) -> list:
+    """Warnings for boolean or integer literals passed to parameters that became enums."""
+    new = ch.new
+    out = []
+    for i, p in enumerate(new.params):
+        if not p.type.startswith("enum ") or i >= o.nargs:
+            continue
+        was = ch.old.params[i].type if i < len(ch.old.params) else None
+        lit = literal(o.args[i])
+        if was != p.type and lit is not None:
+            out.append(ctx.finding(
+                "warning", f"{ch.name}() parameter {i + 1} is now {p.type}; "
+                           f"this caller still passes '{lit}'",
+                file=path, line=o.line, details=f"now: {new.signature()}",
+                hint=f"pass a value of {p.type} instead of a boolean or "
+                     "integer literal"))
+    return out
+
+
+def _stale_decls(ctx, ch: Change) -> list:
+    """Errors for other declarations (often !CONFIG stubs) left with the old prototype."""
+    return [ctx.finding(
+        "error", f"this declaration of {ch.name}() still has the old prototype",
+        file=h, line=p.line, details=f"old: {p.signature()}\nnew: {ch.new.signature()}",
+        hint="update the other declaration (often a !CONFIG stub) too")
+        for h, p in ch.stale_decls]
+
+
+def _summary(ctx, ch: Change, tally: _Tally):
+    """The info finding listing every call site, so a reviewer sees the whole picture."""
+    name = ch.name
+    updated, left = tally.updated, tally.left
     line = ch.new.line if ch.new is not None else None
     file = ch.header if ch.new is not None else None
     if ch.kind == "changed":
@@ -301,5 +360,4 @@ def _report(ctx, ch: Change, occ: dict[str, list[Occurrence]], added,
     details += [f"  {u}" for u in sorted(updated)] or ["  (none)"]
     details += ["not changed by this patch:"]
     details += [f"  {u}" for u in sorted(left)] or ["  (none)"]
-    findings.append(ctx.finding("info", msg, file=file, line=line, details="\n".join(details)))
-    return findings
+    return ctx.finding("info", msg, file=file, line=line, details="\n".join(details))

@@ -131,6 +131,8 @@ def _generated_files(ctx) -> list[ynlspec.Generated]:
 
 
 def _families(ctx, specs: set[str], gen_touched: list[ynlspec.Generated], gen_changed: bool):
+    """Check each family the patch affects (its spec, then its generated files
+    regenerated), and say in one line which families were regenerated."""
     all_gen = _generated_files(ctx)
     by_spec: dict[str, list[ynlspec.Generated]] = {}
     for g in all_gen:
@@ -138,83 +140,120 @@ def _families(ctx, specs: set[str], gen_touched: list[ynlspec.Generated], gen_ch
     affected = sorted(specs | {g.spec for g in gen_touched})
     scripts = ctx.tree.scripts
     schemas = sorted(p.name for p in (scripts / "Documentation/netlink").glob("*.yaml"))
+    hand_edited = {g.path for g in gen_touched}
     findings = []
-    regenerated: list[str] = []
+    regenerated: list[tuple[str, str, list[str]]] = []
     for spec_path in affected:
-        post = ctx.post_text(spec_path)
         files = by_spec.get(spec_path, [])
+        edited = spec_path in specs
+        got, post, family = _check_spec(ctx, spec_path, files, edited)
+        findings += got
         if post is None:
-            for g in files:
-                findings.append(ctx.finding(
-                    "error", f"{g.path} is generated from {spec_path}, which this patch removes",
-                    file=g.path, hint="remove the generated files with the spec"))
             continue
-        try:
-            spec = ynlspec.load(post)
-        except Exception:  # noqa: BLE001 - reported by validate() below
-            spec = None
-        family = ynlspec.family_name(spec_path, spec)
-        valid = True
-        if spec_path in specs:
-            got, valid = _validate(ctx, spec_path, post, spec)
-            findings += got
-            if valid and isinstance(spec, dict):
-                findings += _lint(ctx, spec_path, post, spec)
-        if not valid:
-            findings.append(ctx.finding(
-                "info", f"not regenerating {family}: {spec_path} does not validate"))
-            continue
-        if not files:
-            if spec_path in specs:
-                findings.append(ctx.finding(
-                    "info", f"{spec_path}: no file in the tree is generated from it"))
-            continue
-        inputs = {spec_path: post}
-        for name in schemas:
-            text = ctx.post_text(f"{ynlspec.SCHEMA_DIR}{name}")
-            if text is not None:
-                inputs[f"{ynlspec.SCHEMA_DIR}{name}"] = text
-        results = ynlspec.regenerate(scripts, files, inputs)
+        results = ynlspec.regenerate(scripts, files, _generator_inputs(ctx, spec_path, post,
+                                                                       schemas))
         stale = 0
         for r in results:
-            have = ctx.post_text(r.file.path) or ""
-            if r.text is None:
+            finding = _compare_generated(ctx, spec_path, r, edited, hand_edited, gen_changed)
+            if finding is not None:
                 stale += 1
-                findings.append(ctx.finding(
-                    "error", f"the YNL generator fails on {spec_path} ({r.file.mode} "
-                             f"{r.file.kind} for {r.file.path})",
-                    file=spec_path, details=r.error, hint="fix the spec; then " + REGEN_HINT))
-                continue
-            if r.text == have:
-                continue
-            stale += 1
-            details, first = ynlspec.diff(have, r.text, f"a/{r.file.path}",
-                                          f"b/{r.file.path} (regenerated)")
-            why = (" (not regenerated after the spec change)"
-                   if spec_path in specs and r.file.path not in {g.path for g in gen_touched}
-                   else " (edited by hand?)")
-            if gen_changed:
-                # The patch changes the generator, which napipatch never runs:
-                # the base copy's output is only an indication.
-                why = (" by the base commit's generator; this patch changes the generator, "
-                       "so the difference may be intended")
-            findings.append(ctx.finding(
-                "warning" if gen_changed else "error",
-                f"{r.file.path} is not what the YNL generator makes from {spec_path}" + why,
-                file=r.file.path, line=first, details=details, hint=REGEN_HINT))
-        n = len(results)
-        state = f"{n} files match" if not stale else f"{stale} of {n} files differ"
-        regenerated.append((family, state, [f"{family}: {r.file.mode} {r.file.kind}: "
-                                            f"{r.file.path}" for r in results]))
+                findings.append(finding)
+        regenerated.append(_family_state(family, results, stale))
     if regenerated:
-        # One line: which families were regenerated, out of how many.
-        total = len({g.spec for g in all_gen})
-        findings.append(ctx.finding(
-            "info", "regenerated " + "; ".join(f"{fam}: {state}" for fam, state, _ in regenerated)
-                    + f" ({len(regenerated)} of {total} YNL families in the tree; "
-                      "the others are not affected by this patch)",
-            details="\n".join(ln for _, _, lines in regenerated for ln in lines)))
+        findings.append(_regenerated_summary(ctx, regenerated, all_gen))
     return findings
+
+
+def _check_spec(ctx, spec_path: str, files: list[ynlspec.Generated],
+                edited: bool) -> tuple[list, str | None, str]:
+    """Findings about the spec itself; its post-patch text only when its family
+    should be regenerated (it exists, validates and has generated files), and
+    its family name."""
+    post = ctx.post_text(spec_path)
+    if post is None:
+        return [ctx.finding(
+            "error", f"{g.path} is generated from {spec_path}, which this patch removes",
+            file=g.path, hint="remove the generated files with the spec")
+            for g in files], None, ""
+    try:
+        spec = ynlspec.load(post)
+    except Exception:  # noqa: BLE001 - reported by validate() below
+        spec = None
+    family = ynlspec.family_name(spec_path, spec)
+    findings = []
+    valid = True
+    if edited:
+        got, valid = _validate(ctx, spec_path, post, spec)
+        findings += got
+        if valid and isinstance(spec, dict):
+            findings += _lint(ctx, spec_path, post, spec)
+    if not valid:
+        findings.append(ctx.finding(
+            "info", f"not regenerating {family}: {spec_path} does not validate"))
+        return findings, None, family
+    if not files:
+        if edited:
+            findings.append(ctx.finding(
+                "info", f"{spec_path}: no file in the tree is generated from it"))
+        return findings, None, family
+    return findings, post, family
+
+
+def _generator_inputs(ctx, spec_path: str, post: str, schemas: list[str]) -> dict[str, str]:
+    """The post-patch spec and schemas: the generator reads them, not the base's."""
+    inputs = {spec_path: post}
+    for name in schemas:
+        text = ctx.post_text(f"{ynlspec.SCHEMA_DIR}{name}")
+        if text is not None:
+            inputs[f"{ynlspec.SCHEMA_DIR}{name}"] = text
+    return inputs
+
+
+def _compare_generated(ctx, spec_path: str, r, edited: bool, hand_edited: set[str],
+                       gen_changed: bool):
+    """A finding when a generated file is not what the generator makes (or the
+    generator fails); None when it matches."""
+    have = ctx.post_text(r.file.path) or ""
+    if r.text is None:
+        return ctx.finding(
+            "error", f"the YNL generator fails on {spec_path} ({r.file.mode} "
+                     f"{r.file.kind} for {r.file.path})",
+            file=spec_path, details=r.error, hint="fix the spec; then " + REGEN_HINT)
+    if r.text == have:
+        return None
+    details, first = ynlspec.diff(have, r.text, f"a/{r.file.path}",
+                                  f"b/{r.file.path} (regenerated)")
+    why = (" (not regenerated after the spec change)"
+           if edited and r.file.path not in hand_edited
+           else " (edited by hand?)")
+    if gen_changed:
+        # The patch changes the generator, which napipatch never runs:
+        # the base copy's output is only an indication.
+        why = (" by the base commit's generator; this patch changes the generator, "
+               "so the difference may be intended")
+    return ctx.finding(
+        "warning" if gen_changed else "error",
+        f"{r.file.path} is not what the YNL generator makes from {spec_path}" + why,
+        file=r.file.path, line=first, details=details, hint=REGEN_HINT)
+
+
+def _family_state(family: str, results, stale: int) -> tuple[str, str, list[str]]:
+    """One family's line for the summary, and its files for the details."""
+    n = len(results)
+    state = f"{n} files match" if not stale else f"{stale} of {n} files differ"
+    return (family, state, [f"{family}: {r.file.mode} {r.file.kind}: "
+                            f"{r.file.path}" for r in results])
+
+
+def _regenerated_summary(ctx, regenerated: list[tuple[str, str, list[str]]],
+                         all_gen: list[ynlspec.Generated]):
+    """One line: which families were regenerated, out of how many."""
+    total = len({g.spec for g in all_gen})
+    return ctx.finding(
+        "info", "regenerated " + "; ".join(f"{fam}: {state}" for fam, state, _ in regenerated)
+                + f" ({len(regenerated)} of {total} YNL families in the tree; "
+                  "the others are not affected by this patch)",
+        details="\n".join(ln for _, _, lines in regenerated for ln in lines))
 
 
 def _validate(ctx, spec_path: str, post: str, spec) -> tuple[list, bool]:

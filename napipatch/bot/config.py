@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from napipatch.errors import NapipatchError
+from napipatch.jobs import targets as targetdata
 
 POLICIES = ("problems", "always")
 
@@ -107,14 +108,35 @@ def _check_address(path: Path, key: str, value: str) -> None:
 
 
 def load(path: Path) -> BotConfig:
+    """Read the bot's config file; any problem raises NapipatchError naming the file."""
     path = Path(path)
+    data = _read_toml(path)
+    base = path.resolve().parent
+    sec = _sections(path, data)
+    if "dir" not in sec.get("state", {}):
+        raise NapipatchError(path, "[state] dir is required")
+    inboxes = _inboxes(path, base, data.get("inbox", []))
+    _check_settings(path, sec)
+    cfg = _build(path, base, sec, inboxes)
+    tree = sec.get("tree", {})
+    if cfg.tree_path is not None and tree.get("remote") and not tree.get("branches", {}):
+        raise NapipatchError(path, "tree.remote needs tree.branches (which branches to fetch)")
+    return cfg
+
+
+def _read_toml(path: Path) -> dict:
+    """The file's TOML; an unreadable or malformed file is a config error, not a traceback."""
     try:
-        data = tomllib.loads(path.read_text())
+        return tomllib.loads(path.read_text())
     except OSError as exc:
         raise NapipatchError(path, exc.strerror or str(exc)) from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise NapipatchError(path, f"not valid TOML ({exc})") from None
-    base = path.resolve().parent
+
+
+def _sections(path: Path, data: dict) -> dict[str, dict]:
+    """The [section] tables, every key known and typed (a typo must not silently
+    turn a setting off); [[inbox]] is read by _inboxes."""
     sec: dict[str, dict] = {}
     for name, value in data.items():
         if name == "inbox":
@@ -128,36 +150,45 @@ def load(path: Path) -> BotConfig:
                 raise NapipatchError(path, f"unknown key {name}.{key}")
             value[key] = _typed(str(path), f"{name}.{key}", v, _SCHEMA[name][key])
         sec[name] = value
+    return sec
 
-    def p(value: str) -> Path:
-        q = Path(value).expanduser()
-        return q if q.is_absolute() else base / q
 
-    state = sec.get("state", {})
-    if "dir" not in state:
-        raise NapipatchError(path, "[state] dir is required")
-    inboxes = []
-    raw_inboxes = data.get("inbox", [])
+def _under(base: Path, value: str) -> Path:
+    """A path from the file: ~ expanded, relative to the config file's directory."""
+    q = Path(value).expanduser()
+    return q if q.is_absolute() else base / q
+
+
+def _inboxes(path: Path, base: Path, raw_inboxes) -> list[Inbox]:
+    """The [[inbox]] entries: at least one, since the bot has nothing to read otherwise."""
     if not isinstance(raw_inboxes, list) or not raw_inboxes:
         raise NapipatchError(path, "at least one [[inbox]] (name and url or path) is required")
-    for i, ib in enumerate(raw_inboxes):
-        for key, v in ib.items():
-            if key not in _INBOX_KEYS:
-                raise NapipatchError(path, f"unknown key inbox.{key}")
-            _typed(str(path), f"inbox.{key}", v, _INBOX_KEYS[key])
-        name = ib.get("name") or f"inbox{i}"
-        if not re.match(r"^[A-Za-z0-9][A-Za-z0-9._-]*$", name):
-            raise NapipatchError(path, f"inbox name {name!r}: letters, digits, '.', '_', '-'")
-        if bool(ib.get("url")) == bool(ib.get("path")):
-            raise NapipatchError(path, f"inbox {name}: give exactly one of url or path")
-        start = ib.get("start", "now")
-        if start not in ("now", "beginning"):
-            raise NapipatchError(path, f"inbox {name}: start = {start!r} is not one of now, beginning")
-        inboxes.append(Inbox(name=name, url=ib.get("url", "").rstrip("/"),
-                             path=str(p(ib["path"])) if ib.get("path") else "",
-                             address=ib.get("address", ""), start=start))
+    return [_inbox(path, base, i, ib) for i, ib in enumerate(raw_inboxes)]
+
+
+def _inbox(path: Path, base: Path, i: int, ib: dict) -> Inbox:
+    """One [[inbox]]: its name is used in file names, so it is kept to a safe alphabet."""
+    for key, v in ib.items():
+        if key not in _INBOX_KEYS:
+            raise NapipatchError(path, f"unknown key inbox.{key}")
+        _typed(str(path), f"inbox.{key}", v, _INBOX_KEYS[key])
+    name = ib.get("name") or f"inbox{i}"
+    if not re.match(r"^[A-Za-z0-9][A-Za-z0-9._-]*$", name):
+        raise NapipatchError(path, f"inbox name {name!r}: letters, digits, '.', '_', '-'")
+    if bool(ib.get("url")) == bool(ib.get("path")):
+        raise NapipatchError(path, f"inbox {name}: give exactly one of url or path")
+    start = ib.get("start", "now")
+    if start not in ("now", "beginning"):
+        raise NapipatchError(path, f"inbox {name}: start = {start!r} is not one of now, beginning")
+    return Inbox(name=name, url=ib.get("url", "").rstrip("/"),
+                 path=str(_under(base, ib["path"])) if ib.get("path") else "",
+                 address=ib.get("address", ""), start=start)
+
+
+def _check_settings(path: Path, sec: dict[str, dict]) -> None:
+    """Rules the per-key types cannot express: allowed values, keys that need
+    others, known targets and well-formed addresses."""
     bot, tree, reply = sec.get("bot", {}), sec.get("tree", {}), sec.get("reply", {})
-    smtp, checks = sec.get("smtp", {}), sec.get("checks", {})
     policy = reply.get("policy", "problems")
     if policy not in POLICIES:
         raise NapipatchError(path, f"reply.policy: {policy!r} is not one of {', '.join(POLICIES)}")
@@ -166,31 +197,46 @@ def load(path: Path) -> BotConfig:
         raise NapipatchError(path, "tree.branches: expected {tag = \"branch\"} strings")
     if bot.get("jobs") and not tree.get("path"):
         raise NapipatchError(path, "bot.jobs = true needs tree.path (jobs build in a tree)")
-    from napipatch.jobs import targets as targetdata
-    for t in bot.get("targets", []):
+    _check_targets(path, bot.get("targets", []))
+    _check_addresses(path, reply)
+
+
+def _check_targets(path: Path, targets: list[str]) -> None:
+    """Every bot.targets entry names a target the project ships."""
+    for t in targets:
         if t not in targetdata.names():
             raise NapipatchError(path, f"bot.targets: no such target {t!r} "
                                        f"(known: {', '.join(targetdata.names())})")
+
+
+def _check_addresses(path: Path, reply: dict) -> None:
+    """The reply addresses go into mail headers: each must be one clean address."""
     for key, values in (("reply.from", [reply.get("from", BotConfig.reply_from)]),
                         ("reply.to", reply.get("to", [])), ("reply.cc", reply.get("cc", []))):
         for v in values:
             _check_address(path, key, v)
-    cfg = BotConfig(
+
+
+def _build(path: Path, base: Path, sec: dict[str, dict], inboxes: list[Inbox]) -> BotConfig:
+    """The checked sections as a BotConfig, defaults filled in and paths resolved."""
+    state, bot, tree = sec["state"], sec.get("bot", {}), sec.get("tree", {})
+    reply, smtp, checks = sec.get("reply", {}), sec.get("smtp", {}), sec.get("checks", {})
+    return BotConfig(
         file=path,
-        state_dir=p(state["dir"]),
+        state_dir=_under(base, state["dir"]),
         inboxes=inboxes,
         interval=float(bot.get("interval", 60)),
         incomplete_after=float(bot.get("incomplete_after", 900)),
         jobs=bool(bot.get("jobs", False)),
         targets=list(bot.get("targets", [])),
-        tree_path=p(tree["path"]) if tree.get("path") else None,
-        branches=dict(branches),
+        tree_path=_under(base, tree["path"]) if tree.get("path") else None,
+        branches=dict(tree.get("branches", {})),
         remote=tree.get("remote", ""),
-        policy=policy,
+        policy=reply.get("policy", "problems"),
         reply_from=reply.get("from", BotConfig.reply_from),
         reply_to=reply.get("to", []),
         reply_cc=reply.get("cc", []),
-        dry_run_dir=p(reply["dry_run_dir"]) if reply.get("dry_run_dir") else None,
+        dry_run_dir=_under(base, reply["dry_run_dir"]) if reply.get("dry_run_dir") else None,
         rate_per_hour=reply.get("rate_per_hour", 10),
         smtp_host=smtp.get("host", "localhost"),
         smtp_port=smtp.get("port", 25),
@@ -201,6 +247,3 @@ def load(path: Path) -> BotConfig:
         only=checks.get("only") or None,
         skip=checks.get("skip") or None,
     )
-    if cfg.tree_path is not None and tree.get("remote") and not branches:
-        raise NapipatchError(path, "tree.remote needs tree.branches (which branches to fetch)")
-    return cfg
