@@ -451,6 +451,43 @@ only = ["apply", "subject"]
     assert "apply (pass), subject (pass)" in body
 
 
+@pytest.mark.parametrize("prefix", ["PATCHv3 net", "PATCH bpf-next/net v2", "RFC PATCH net"])
+def test_every_netdev_subject_form_is_a_patch(cli, tmp_path, inbox, prefix):
+    """``[PATCHv3 net ...]`` and the other forms b4 reads are patches to the bot."""
+    repo = tmp_path / "repo"
+    ident = {"GIT_AUTHOR_NAME": "Up", "GIT_AUTHOR_EMAIL": "up@example.org",
+             "GIT_COMMITTER_NAME": "Up", "GIT_COMMITTER_EMAIL": "up@example.org"}
+    subprocess.run(["git", "init", "-q", "-b", "main", str(repo)], check=True)
+    (repo / "a.c").write_text("int a;\n")
+    git(repo, "add", "a.c")
+    git(repo, "commit", "-q", "-m", "a", env=ident)
+    (repo / "a.c").write_text("int a = 1;\n")
+    git(repo, "commit", "-q", "-am", "net: a: initialise a\n\nSigned-off-by: Up <up@example.org>",
+        env=ident)
+    patch = git(repo, "format-patch", "-1", "--stdout", f"--subject-prefix={prefix}",
+                env=ident).split("\n", 1)[1]
+    cfg = tmp_path / "bot.toml"
+    cfg.write_text(f"""
+[state]
+dir = "{tmp_path / 'state'}"
+[[inbox]]
+name = "netdev"
+path = "{inbox.dir}"
+start = "beginning"
+[tree]
+path = "{repo}"
+[reply]
+policy = "always"
+dry_run_dir = "{tmp_path / 'out'}"
+[checks]
+only = ["subject"]
+""")
+    inbox.deliver(patch.encode())
+    assert "1 series checked" in once(cli, cfg).stdout
+    [mail] = (tmp_path / "out").glob("*.eml")
+    assert parsed(mail.read_bytes())["Subject"] == f"Re: [{prefix}] net: a: initialise a"
+
+
 def test_smtp_down_then_up(cli, tmp_path, inbox, kernel_tree, base_commit):
     [patch] = own_series(kernel_tree, base_commit, tmp_path / "p", ["No prefix here"], cover=False)
     port = free_port()

@@ -31,6 +31,14 @@ def version() -> str:
     return _b4().__VERSION__
 
 
+def lore_subject(raw: str) -> dict:
+    """b4's reading of a subject (``b4.LoreSubject``), for comparing rules."""
+    ls = _b4().LoreSubject(raw)
+    return {"is_reply": ls.reply, "is_patch": ls.patch, "rfc": ls.rfc, "resend": ls.resend,
+            "version": ls.revision, "index": ls.counter, "total": ls.expected,
+            "prefixes": list(ls.prefixes), "title": ls.subject}
+
+
 def fetch_thread(msgid: str, lore_url: str) -> list[bytes]:
     """The whole thread of ``msgid`` from the public-inbox at ``lore_url``."""
     b4 = _b4()
