@@ -90,7 +90,7 @@ def test_bad_names(cli, name):
 def test_empty_series(cli, tmp_path):
     d = tmp_path / "empty"
     d.mkdir()
-    _assert_refused(cli("check", d), str(d), "no NNNN-*.patch files")
+    _assert_refused(cli("check", d), str(d), "no NNNN-*.patch or vN-NNNN-*.patch files")
     _assert_refused(cli("check", V3), "patch 1/4, 2/4, 3/4, 4/4 missing")
 
 

@@ -208,11 +208,16 @@ def read_mbox(path: Path) -> list[PatchMail]:
             for i, (env, raw) in enumerate(split_mbox(data, str(path)))]
 
 
+# git format-patch names: NNNN-slug.patch, or vN-NNNN-slug.patch with -v N.
+PATCH_FILE = re.compile(r"^(v\d+-)?\d{4}-.*\.patch$")
+
+
 def read_patch_dir(path: Path) -> list[PatchMail]:
-    """Read a directory written by ``git format-patch`` (``NNNN-*.patch``)."""
-    files = sorted(p for p in Path(path).iterdir() if re.match(r"^\d{4}-.*\.patch$", p.name))
+    """Read a directory written by ``git format-patch`` (``[vN-]NNNN-*.patch``);
+    other files beside them are left alone."""
+    files = sorted(p for p in Path(path).iterdir() if PATCH_FILE.match(p.name))
     if not files:
-        raise NapipatchError(path, "no NNNN-*.patch files")
+        raise NapipatchError(path, "no NNNN-*.patch or vN-NNNN-*.patch files")
     mails = []
     for f in files:
         mails += [parse_message(raw, str(f), env) for env, raw in split_mbox(f.read_bytes(), str(f))]
