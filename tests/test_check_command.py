@@ -34,6 +34,11 @@ def test_v4_text_report_reads_like_checkpatch(cli):
     lines = cp.stdout.splitlines()
     assert "PATCH 1/4: warning: [subject] no subsystem prefix in 'Add support to set napi threaded for individual napi'" in lines
     assert "SERIES: warning: [base-commit] no base-commit: in the cover letter" in lines
+    # Findings in a file lead with FILE:LINE: (gcc, checkpatch --showfile) for editors.
+    assert ("include/linux/netdevice.h:594: warning: PATCH 1/4 [kdoc] comment above "
+            "napi_set_threaded() is shaped like kernel-doc but opens with /*, so kernel-doc "
+            "never reads it") in lines
+    assert not any(ln.startswith("PATCH 3/4 include/") for ln in lines)
     assert any(ln.startswith("skipped: checkpatch (needs --tree)") for ln in lines)
     assert lines[-1].startswith("total: 0 errors, ")
     md = cli("--store", STORE, "check", "threaded-busy-poll@v4", "--format", "markdown").stdout

@@ -1,4 +1,5 @@
-"""Rendering a Report: text (checkpatch-like), markdown (for bots/CI), json.
+"""Rendering a Report: text (``FILE:LINE:`` first, like gcc and checkpatch
+--showfile), markdown (for bots/CI), json.
 
 All text goes through templates/; the JSON schema is documented in
 README.md ("JSON report") and kept stable.
@@ -46,12 +47,22 @@ def render_report(report: Report, fmt: str, colour: bool = False) -> str:
     def sev(name: str) -> str:
         return f"{_COLOURS[name]}{name}\x1b[0m" if colour else name
 
+    def label(f: dict) -> str:
+        return "SERIES" if f["patch"] == 0 else f"PATCH {f['patch']}/{total}"
+
     def where(f: dict) -> str:
-        head = "SERIES" if f["patch"] == 0 else f"PATCH {f['patch']}/{total}"
         loc = f["file"] or ""
         if loc and f["line"]:
             loc += f":{f['line']}"
-        return f"{head} {loc}:" if loc else f"{head}:"
+        return f"{label(f)} {loc}:" if loc else f"{label(f)}:"
+
+    def line(f: dict) -> str:
+        """One finding as gcc and ``checkpatch --showfile`` write it, so
+        editors jump to ``FILE:LINE:``; without a file, the patch leads."""
+        if not f["file"]:
+            return f"{label(f)}: {sev(f['severity'])}: [{f['check']}] {f['message']}"
+        loc = f"{f['file']}:{f['line']}" if f["line"] else f["file"]
+        return f"{loc}: {sev(f['severity'])}: {label(f)} [{f['check']}] {f['message']}"
 
     template = {"text": "report.txt.j2", "markdown": "report.md.j2"}[fmt]
-    return render(template, r=data, where=where, sev=sev, total=total)
+    return render(template, r=data, where=where, line=line, sev=sev, total=total)

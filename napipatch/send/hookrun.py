@@ -76,7 +76,9 @@ def _is_cover(m: PatchMail) -> bool:
 def _per_message_text(report: Report, m: PatchMail) -> str:
     text = render_report(report, "text")
     if m.subject.has_counter:
-        text = re.sub(r"^PATCH 1/1\b", f"PATCH {m.subject.index}/{m.subject.total}", text, flags=re.M)
+        # The label leads a line, or follows FILE:LINE: and the severity.
+        text = re.sub(r"(^|: )PATCH 1/1\b", rf"\g<1>PATCH {m.subject.index}/{m.subject.total}",
+                      text, flags=re.M)
     return text
 
 
