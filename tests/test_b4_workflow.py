@@ -4,7 +4,9 @@ input, b4's per-patch check commands, the current repository."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -42,3 +44,139 @@ def test_format_patch_v2_directory_with_other_files(cli, tmp_path):
     cp = cli("series", "import", out, "--name", "ab", check=0)
     assert "ab/v2:" in cp.stdout and "(2 patches, cover letter)" in cp.stdout
     assert sorted(p.name for p in (cli.store / "ab" / "v2").iterdir())[1] == "0001-net-a-set-a.patch"
+
+
+KDOC = "int a;\n/*\n * foo_bar() - do a thing\n * @x: the x\n */\nint foo_bar(int x);\n"
+B4 = str(Path(sys.executable).parent / "b4")
+
+
+def _kdoc_repo(path: Path, signoff: bool = False) -> Path:
+    """A repository whose last commit adds a kernel-doc look-alike (a kdoc
+    warning at a.c:2) with or without a Signed-off-by (a signoff error)."""
+    repo = small_repo(path)
+    (repo / "a.c").write_text("int a;\n")
+    git(repo, "add", "a.c")
+    git(repo, "commit", "-q", "-m", "base")
+    (repo / "a.c").write_text(KDOC)
+    msg = "net: a: add foo_bar\n\nBody.\n" + ("\nSigned-off-by: T <t@example.org>\n" if signoff else "")
+    git(repo, "commit", "-q", "-am", msg)
+    return repo
+
+
+def _patch(repo: Path, *extra: str) -> str:
+    return git(repo, "format-patch", "-1", "--stdout", "--subject-prefix=PATCH net-next", *extra) + "\n"
+
+
+def test_stdin_terse_lines_for_b4(cli, tmp_path):
+    repo = _kdoc_repo(tmp_path / "repo")
+    cp = cli("check", "-", "--format", "terse", input=_patch(repo))
+    assert cp.returncode == 1, cp.stderr
+    assert cp.stdout.splitlines() == [
+        "ERROR: [signoff] no Signed-off-by",
+        "a.c:2: WARNING: [kdoc] comment above foo_bar() is shaped like kernel-doc but opens "
+        "with /*, so kernel-doc never reads it"]
+    assert cp.stderr == ""  # b4 counts any stderr line as a failure
+
+
+def test_stdin_clean_patch_prints_nothing(cli, tmp_path):
+    repo = small_repo(tmp_path / "repo")
+    (repo / "a.c").write_text("int a;\n")
+    git(repo, "add", "a.c")
+    git(repo, "commit", "-q", "-m", "base")
+    (repo / "a.c").write_text("int a = 1;\n")
+    git(repo, "commit", "-q", "-am", "net: a: initialise a\n\nSo it is 1.\n\n"
+        "Signed-off-by: T <t@example.org>")
+    cp = cli("check", "-", "--format", "terse", input=_patch(repo))
+    assert (cp.returncode, cp.stdout, cp.stderr) == (0, "", "")
+
+
+def test_stdin_commit_of_this_repo_gets_tree_checks_at_its_parent(cli, tmp_path):
+    """From the repository (as b4 runs it, from the top): the tree is this
+    repository at the patch's parent, and series checks do not run. The
+    same mail from elsewhere is diff-only. b4 drops the From <sha> line, so
+    both forms are tried."""
+    repo = _kdoc_repo(tmp_path / "repo", signoff=True)
+    parent = git(repo, "rev-parse", "HEAD~1")
+    inside = cli.__class__(repo, cli.store, cli.cache)
+    for text in (_patch(repo), _patch(repo).split("\n", 1)[1]):
+        data = json.loads(inside("check", "-", "--format", "json", input=text).stdout)
+        assert (data["tree"], data["base"]) == (str(repo), parent)
+        ids = {c["id"]: c["status"] for c in data["checks"]}
+        assert ids["callsites"] == "pass" and "series-format" not in ids and "base-commit" not in ids
+    data = json.loads(cli("check", "-", "--format", "json", input=_patch(repo)).stdout)
+    assert data["tree"] is None
+    assert {c["id"]: c["status"] for c in data["checks"]}["callsites"] == "skipped"
+
+
+def test_stdin_bad_input_one_line(cli):
+    cp = cli("check", "-", input="")
+    assert cp.returncode == 2 and cp.stderr == "napipatch: error: stdin: empty file\n"
+
+
+def test_no_target_checks_the_b4_prep_series_then_upstream(cli, tmp_path):
+    repo, base = _series_repo(tmp_path / "repo")
+    inside = cli.__class__(repo, cli.store, cli.cache)
+    cp = inside("check")
+    assert cp.returncode == 2
+    assert "no TARGET, the branch is no b4 prep branch and has no commits over an upstream: " \
+           "pass a revision range (BASE..HEAD)" in cp.stderr
+    git(repo, "branch", "--set-upstream-to=main", "main")  # itself: nothing over it
+    git(repo, "branch", "up", base)
+    git(repo, "branch", "--set-upstream-to=up", "main")
+    data = json.loads(inside("check", "--format", "json").stdout)
+    assert [p["subject"] for p in data["series"]["patches"]] == [
+        "[PATCH 1/2] net: a: set a", "[PATCH 2/2] net: b: set b"]
+    assert (data["tree"], data["base"]) == (str(repo), base)
+    # b4 prep on a fresh branch: only its commits, on its base.
+    env = {"XDG_CACHE_HOME": str(tmp_path / "b4cache")}
+    subprocess.run([B4, "prep", "-n", "demo"], cwd=repo, check=True, capture_output=True, env=env)
+    (repo / "a.c").write_text(KDOC)
+    git(repo, "commit", "-q", "-am", "net: a: add foo_bar\n\nBody.\n\nSigned-off-by: T <t@example.org>")
+    data = json.loads(inside("check", "--format", "json").stdout)
+    assert [p["subject"] for p in data["series"]["patches"]] == ["[PATCH] net: a: add foo_bar"]
+    assert data["base"] == git(repo, "rev-parse", "main")
+
+
+def test_range_and_branch_default_to_this_repository(cli, tmp_path):
+    repo, base = _series_repo(tmp_path / "repo")
+    inside = cli.__class__(repo, cli.store, cli.cache)
+    data = json.loads(inside("check", "HEAD~1..HEAD", "--format", "json").stdout)
+    assert data["tree"] == str(repo) and len(data["series"]["patches"]) == 1
+    git(repo, "branch", "up", base)
+    git(repo, "branch", "--set-upstream-to=up", "main")
+    data = json.loads(inside("check", "main", "--format", "json").stdout)
+    assert data["tree"] == str(repo) and len(data["series"]["patches"]) == 2
+
+
+def test_hook_install_b4_runs_in_b4_prep_check_and_uninstall_restores(cli, tmp_path):
+    repo = small_repo(tmp_path / "repo")
+    (repo / "a.c").write_text("int a;\n")
+    git(repo, "add", "a.c")
+    git(repo, "commit", "-q", "-m", "base")
+    git(repo, "config", "--add", "b4.am-perpatch-check-cmd", "echo one")
+    git(repo, "config", "--add", "b4.am-perpatch-check-cmd", "echo 'two  spaces'")
+    before = (repo / ".git" / "config").read_text()
+    cp = cli("hook", "install", "--b4", "--repo", repo, check=0)
+    assert "b4.prep-perpatch-check-cmd" in cp.stdout
+    am = git(repo, "config", "--get-all", "b4.am-perpatch-check-cmd").splitlines()
+    assert am[:2] == ["echo one", "echo 'two  spaces'"] and am[2].endswith(
+        " -m napipatch check - --format terse")
+    env = dict(os.environ, XDG_CACHE_HOME=str(tmp_path / "b4cache"))
+    run = lambda *a: subprocess.run([B4, *a], cwd=repo, capture_output=True, text=True, env=env)  # noqa: E731
+    assert run("prep", "-n", "demo").returncode == 0
+    (repo / "a.c").write_text(KDOC)
+    git(repo, "commit", "-q", "-am", "net: a: add foo_bar\n\nBody.\n")
+    cp = run("prep", "--check")
+    out = cp.stdout + cp.stderr
+    assert "python: ERROR: [signoff] no Signed-off-by" in out, out
+    assert "python: a.c:2: WARNING: [kdoc] comment above foo_bar()" in out
+    assert "Error: 1" in out
+    cp = cli("hook", "uninstall", "--b4", "--repo", repo, check=0)
+    assert "b4.am-perpatch-check-cmd restored (2 value(s))" in cp.stdout
+    after = (repo / ".git" / "config").read_text()
+    assert git(repo, "config", "--get-all", "b4.am-perpatch-check-cmd").splitlines() == \
+        ["echo one", "echo 'two  spaces'"]
+    assert "perpatch" not in after.split("[b4]", 1)[0]
+    assert subprocess.run(["git", "-C", str(repo), "config", "b4.prep-perpatch-check-cmd"]
+                          ).returncode == 1
+    assert before.count("am-perpatch-check-cmd") == after.count("am-perpatch-check-cmd")

@@ -20,17 +20,19 @@ from napipatch.cli.common import (
     store,
     tree_of,
 )
+from napipatch.config import Config, find_repo
 from napipatch.engine.registry import discover
 from napipatch.engine.run import run_checks
 from napipatch.errors import NapipatchError
+from napipatch.mails.series import Series
 from napipatch.report.render import render_report
-from napipatch.store.inputs import resolve
+from napipatch.store.inputs import current_series, from_stdin, looks_like_revisions, resolve
 
 checks_app = typer.Typer(help="The checks napipatch runs.", no_args_is_help=True)
 
 
 def check(
-    target: str = typer.Argument(..., help=TARGET_HELP),
+    target: Optional[str] = typer.Argument(None, help=TARGET_HELP, show_default=False),
     tree: Optional[Path] = typer.Option(None, "--tree", help="Kernel tree (git) to apply the series in (napipatch.tree)."),
     base: Optional[str] = BASE,
     fmt: str = FORMAT,
@@ -42,9 +44,9 @@ def check(
     """Run the review checks; exit 0 clean, 1 error findings, 2 could not run."""
     check_format(fmt)
     only_l, skip_l = check_ids(only), check_ids(skip)
-    cfg = load_config(tree)
-    tree = tree_of(cfg, tree)
-    series = resolve(target, store(cfg), tree)
+    here = find_repo()
+    cfg = load_config(tree or here)
+    series, tree, base, skip_l = _target(target, cfg, tree, base, here, skip_l)
     if not series.patches:
         raise NapipatchError(target, "empty series: no patches")
     report = run_checks(series, cfg, tree=tree, base=base, only=only_l, skip=skip_l,
@@ -53,6 +55,26 @@ def check(
     if output:
         output.write_text(render_report(report, fmt, colour=False))
     raise typer.Exit(report.exit_code)
+
+
+def _target(target: Optional[str], cfg: Config, tree: Optional[Path], base: Optional[str],
+            here: Optional[Path], skip: Optional[list[str]]):
+    """(series, tree, base, skip) for TARGET: the current repository is the
+    tree of a range, a branch, no TARGET, and a patch on stdin made from it."""
+    if target == "-":
+        got = from_stdin(sys.stdin.buffer.read(), here)
+        if not got.per_patch:
+            return got.series, tree_of(cfg, tree), base, skip
+        # One patch of a series (b4's per-patch check): no series checks.
+        series_ids = [c.id for c in discover().values() if c.scope == "series"]
+        return got.series, tree or got.tree, base or got.base, (skip or []) + series_ids
+    if target is None:
+        series, rbase = current_series(here)
+        return series, tree or here, base or rbase, skip
+    if tree is None and looks_like_revisions(target, here):
+        tree = here
+    tree = tree_of(cfg, tree)
+    return resolve(target, store(cfg), tree), tree, base, skip
 
 
 @checks_app.command("list")

@@ -19,13 +19,16 @@ from napipatch.store.store import Store
 # Set by the app's callback (--debug, --store) before any command runs.
 state: dict = {"debug": False, "store": None}
 
-FORMATS = ("text", "json", "markdown")
+FORMATS = ("text", "json", "markdown", "terse")
 
 TARGET_HELP = ("NAME[@vN] in the store, a format-patch directory, an mbox, "
-               "or a revision range in --tree.")
+               "a revision range or branch in --tree (default: this repository), "
+               "or - for a mail or mbox on stdin. None: this branch's b4 prep "
+               "series, else its commits over @{upstream}.")
 ONLY = typer.Option(None, "--only", help="Run only these check ids (comma separated).")
 SKIP = typer.Option(None, "--skip", help="Skip these check ids.")
-FORMAT = typer.Option("text", "--format", help="text, json or markdown.")
+FORMAT = typer.Option("text", "--format", help="text, json, markdown or terse "
+                      "(FILE:LINE: ERROR|WARNING: [check] message, for b4).")
 BASE = typer.Option(None, "--base", help="Base when the series has no usable base-commit.")
 
 

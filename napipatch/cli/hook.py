@@ -10,7 +10,7 @@ import typer
 
 from napipatch.cli.common import ONLY, SKIP, check_ids, load_config
 from napipatch.errors import NapipatchError
-from napipatch.send import hookrun
+from napipatch.send import b4hooks, hookrun
 from napipatch.send.hooks import install, uninstall
 
 hook_app = typer.Typer(help="git hooks that run napipatch before a series leaves.", no_args_is_help=True)
@@ -21,11 +21,17 @@ def hook_install(
     repo: Path = typer.Option(Path("."), "--repo", help="The git repository."),
     sendemail: bool = typer.Option(False, "--sendemail", help="Install sendemail-validate (git send-email)."),
     pre_push: bool = typer.Option(False, "--pre-push", help="Install pre-push."),
+    b4: bool = typer.Option(False, "--b4", help="Set b4's per-patch check commands "
+                            "(b4 prep --check, b4 send, b4 am) to run napipatch."),
     only: Optional[str] = ONLY,
     skip: Optional[str] = SKIP,
 ):
-    """Install the hooks (both unless one is named); a hook already there is chained."""
-    for line in install(repo, sendemail, pre_push, check_ids(only), check_ids(skip)):
+    """Install the hooks (both git hooks unless one is named); a hook already there is chained."""
+    only_l, skip_l = check_ids(only), check_ids(skip)
+    lines = b4hooks.install(repo) if b4 else []
+    if sendemail or pre_push or not b4:
+        lines += install(repo, sendemail, pre_push, only_l, skip_l)
+    for line in lines:
         typer.echo(line)
 
 
@@ -34,9 +40,15 @@ def hook_uninstall(
     repo: Path = typer.Option(Path("."), "--repo", help="The git repository."),
     sendemail: bool = typer.Option(False, "--sendemail", help="Only sendemail-validate."),
     pre_push: bool = typer.Option(False, "--pre-push", help="Only pre-push."),
+    b4: bool = typer.Option(False, "--b4", help="Only b4's check commands."),
 ):
-    """Remove napipatch's hooks and put back the ones they chained."""
-    for line in uninstall(repo, sendemail, pre_push):
+    """Remove napipatch's hooks and put back the ones (and b4 settings) they replaced."""
+    lines = []
+    if sendemail or pre_push or not b4:
+        lines += uninstall(repo, sendemail, pre_push)
+    if b4 or not (sendemail or pre_push):
+        lines += b4hooks.uninstall(repo)
+    for line in lines:
         typer.echo(line)
 
 

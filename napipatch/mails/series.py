@@ -49,6 +49,10 @@ class Series:
 
     @property
     def base_commit(self) -> str | None:
+        # A patch checked on its own (check -) knows its base: the parent
+        # of the commit it was made from, not the series' base-commit.
+        if self.extra.get("base-commit"):
+            return self.extra["base-commit"]
         for m in [self.head] + self.patches:
             if m.base_commit:
                 return m.base_commit

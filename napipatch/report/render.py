@@ -64,5 +64,13 @@ def render_report(report: Report, fmt: str, colour: bool = False) -> str:
         loc = f"{f['file']}:{f['line']}" if f["line"] else f["file"]
         return f"{loc}: {sev(f['severity'])}: {label(f)} [{f['check']}] {f['message']}"
 
-    template = {"text": "report.txt.j2", "markdown": "report.md.j2"}[fmt]
-    return render(template, r=data, where=where, line=line, sev=sev, total=total)
+    def terse(f: dict) -> str:
+        """checkpatch --terse --showfile's form, which b4 reads: a line with
+        ERROR: is a failure, any other a warning."""
+        loc = f"{f['file']}:{f['line']}: " if f["file"] and f["line"] else \
+            f"{f['file']}: " if f["file"] else ""
+        return f"{loc}{f['severity'].upper()}: [{f['check']}] {f['message']}"
+
+    template = {"text": "report.txt.j2", "markdown": "report.md.j2",
+                "terse": "report.terse.j2"}[fmt]
+    return render(template, r=data, where=where, line=line, terse=terse, sev=sev, total=total)

@@ -9,8 +9,12 @@ from __future__ import annotations
 
 import email
 import email.policy
+import argparse
+import contextlib
 import logging
+import os
 from dataclasses import dataclass
+from pathlib import Path
 
 from napipatch.errors import NapipatchError
 
@@ -78,3 +82,36 @@ def collect(raw_messages: list[bytes], revision: int) -> Collected:
         if got:
             trailers[i] = got
     return Collected(revision, lser.base_commit, trailers)
+
+
+@contextlib.contextmanager
+def _in(repo: Path):
+    """b4's prep functions read git from the current directory."""
+    old = os.getcwd()
+    os.chdir(repo)
+    try:
+        yield
+    finally:
+        os.chdir(old)
+
+
+def prep_range(repo: Path) -> tuple[str, str] | None:
+    """``(base, START..END)`` of the b4 prep series on the current branch of
+    ``repo`` under any of b4's cover-letter strategies (commit, tip-commit,
+    branch-description), or None when the branch is not a b4 prep branch."""
+    b4 = _b4()
+    import b4.ez as ez  # the prep half of b4, only when asked about a branch
+
+    with _in(repo):
+        # The branch's cover strategy and the committer (the cover commit's
+        # author) come from this repository's config, as for ``b4 prep``.
+        b4._setup_main_config()
+        b4._setup_user_config(argparse.Namespace(config=None))
+        try:
+            if not ez.is_prep_branch():
+                return None
+            base, start, end = ez.get_series_range()
+        except (SystemExit, RuntimeError, KeyError, ValueError):
+            return None
+    return base, f"{start}..{end}"
+

@@ -1,21 +1,25 @@
 """Turning a TARGET argument into a Series.
 
 TARGET is a stored series (``NAME`` or ``NAME@vN``, also written
-``series/NAME@vN``), a directory of format-patch files, an mbox file, or a
-revision range in the kernel tree (``HEAD~3..HEAD``).
+``series/NAME@vN``), a directory of format-patch files, an mbox file, a
+revision range or a branch in the kernel tree (``HEAD~3..HEAD``), ``-``
+(a mail or an mbox on standard input), or nothing: the series being
+prepared on the current branch (b4 prep, else the commits not upstream).
 """
 
 from __future__ import annotations
 
 import re
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 
 from napipatch.errors import NapipatchError
 from napipatch.mails import mail as mailmod
 from napipatch.mails.series import Series, assemble
+from napipatch.store import b4api
 from napipatch.store.store import Store
-from napipatch.tree import gitutil
+from napipatch.tree import commits, gitutil
 
 
 def resolve(target: str, store: Store, tree: Path | None) -> Series:
@@ -33,7 +37,9 @@ def resolve(target: str, store: Store, tree: Path | None) -> Series:
     if ".." in target and tree is not None:
         return from_range(Path(tree), target)
     if ".." in target:
-        raise NapipatchError(target, "a revision range needs --tree")
+        raise NapipatchError(target, "a revision range needs --tree (or run it inside the tree)")
+    if tree is not None and is_branch(Path(tree), target):
+        return from_range(Path(tree), f"{target}@{{upstream}}..{target}")
     raise NapipatchError(target, f"no such file, directory or series in {store.root}")
 
 
@@ -41,9 +47,22 @@ def _safe(name: str) -> bool:
     return bool(re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", name)) and ".." not in name
 
 
-def from_range(tree: Path, revrange: str) -> Series:
+def is_branch(tree: Path, name: str) -> bool:
+    """``name`` is a local branch of the repository ``tree``."""
+    return bool(re.fullmatch(r"[\w./-]+", name)) and gitutil.git(
+        tree, "rev-parse", "-q", "--verify", f"refs/heads/{name}", check=False).returncode == 0
+
+
+def looks_like_revisions(target: str, here: Path | None) -> bool:
+    """TARGET names commits (a range, or a branch of ``here``) and no file."""
+    if Path(target).exists():
+        return False
+    return ".." in target or (here is not None and is_branch(here, target))
+
+
+def from_range(tree: Path, revrange: str, base: str | None = None) -> Series:
     repo = gitutil.require_repo(tree)
-    start = revrange.split("..")[0] or "HEAD"
+    start = base or revrange.split("..")[0] or "HEAD"
     cp = gitutil.git(repo, "rev-list", "--count", revrange, check=False)
     if cp.returncode != 0:
         raise NapipatchError(revrange, (cp.stderr.strip().splitlines() or ["bad range"])[-1])
@@ -64,3 +83,54 @@ def from_range(tree: Path, revrange: str) -> Series:
     # has not written it yet, so checks must not judge its text.
     series.extra["synthetic-cover"] = series.cover is not None
     return series
+
+
+def current_series(here: Path | None) -> tuple[Series, str]:
+    """What ``napipatch check`` with no TARGET checks in the repository
+    ``here``: the b4 prep series of the current branch, else its commits not
+    in ``@{upstream}``. Returns the series and its base."""
+    if here is None:
+        raise NapipatchError("check", "no TARGET and not in a git repository: pass a series "
+                             "name, a format-patch directory, an mbox, a revision range or -")
+    prep = b4api.prep_range(here)
+    if prep is not None:
+        base, revrange = prep
+        series = from_range(here, revrange, base=base)
+    else:
+        revrange = commits.upstream_range(here)
+        if revrange is None:
+            raise NapipatchError(here, "no TARGET, the branch is no b4 prep branch and has no "
+                                 "commits over an upstream: pass a revision range (BASE..HEAD)")
+        base = revrange.split("..")[0]
+        series = from_range(here, revrange)
+    series.name = "..".join(sha[:12] for sha in revrange.split(".."))
+    return series, base
+
+
+@dataclass
+class StdinInput:
+    """What ``check -`` read: a series, and for one patch mail (a per-patch
+    check command's input) the tree and base it was made on, if found."""
+
+    series: Series
+    per_patch: bool
+    tree: Path | None = None
+    base: str | None = None
+
+
+def from_stdin(data: bytes, here: Path | None) -> StdinInput:
+    """One mail or an mbox from standard input. One patch is checked on its
+    own; when it is a commit of ``here`` the tree is ``here`` at its parent."""
+    mails = [mailmod.parse_message(raw, f"stdin message {i + 1}", env)
+             for i, (env, raw) in enumerate(mailmod.split_mbox(data, "stdin"))]
+    patches = [m for m in mails if m.diff and not m.subject.is_reply]
+    if len(patches) != 1:
+        return StdinInput(assemble(mails, "stdin", name="stdin"), per_patch=False)
+    mail = patches[0]
+    series = Series(name="stdin", version=mail.subject.version, cover=None, patches=[mail],
+                    source="stdin")
+    sha = commits.commit_of(here, mail) if here is not None else None
+    if sha is None:
+        return StdinInput(series, per_patch=True)
+    series.extra["base-commit"] = commits.parent_of(here, sha)
+    return StdinInput(series, per_patch=True, tree=here, base=series.extra["base-commit"])

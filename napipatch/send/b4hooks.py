@@ -1,0 +1,90 @@
+"""``hook install --b4``: napipatch as b4's per-patch check command.
+
+b4 send never runs git's sendemail-validate hook; what it runs (``b4 prep
+--check``, send's pre-flight "needs checking", ``b4 am``) are the commands
+in ``b4.prep-perpatch-check-cmd`` and ``b4.am-perpatch-check-cmd``, each
+patch on stdin from the repository's top, a line with ``ERROR:`` a failure.
+Setting either replaces b4's default (checkpatch.pl), so checkpatch is kept
+in the list when the tree has it. The repository's previous values are
+saved in its git dir and put back, in order, by ``hook uninstall``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import sys
+from pathlib import Path
+
+from napipatch.errors import NapipatchError
+from napipatch.tree import gitutil
+
+KEYS = ("b4.prep-perpatch-check-cmd", "b4.am-perpatch-check-cmd")
+SAVED = "napipatch-b4-saved.json"
+
+# b4's own defaults (b4/ez.py get_check_cmds, b4 am's local checks).
+_CHECKPATCH_ARGS = {"b4.prep-perpatch-check-cmd": "-q --terse --no-summary --mailback --showfile",
+                    "b4.am-perpatch-check-cmd": "-q --terse --no-summary --mailback"}
+
+
+def _top(repo: Path) -> Path:
+    return gitutil.require_repo(repo)
+
+
+def _saved_file(top: Path) -> Path:
+    return Path(gitutil.out(top, "rev-parse", "--absolute-git-dir")) / SAVED
+
+
+def _values(top: Path, key: str) -> list[str]:
+    cp = gitutil.git(top, "config", "--local", "--get-all", key, check=False)
+    return cp.stdout.splitlines() if cp.returncode == 0 else []
+
+
+def _set(top: Path, key: str, values: list[str]) -> None:
+    gitutil.git(top, "config", "--local", "--unset-all", key, check=False)
+    for v in values:
+        gitutil.git(top, "config", "--local", "--add", key, v)
+
+
+def command() -> str:
+    """What b4 runs: this interpreter's napipatch, terse, one patch on stdin."""
+    return f"{shlex.quote(sys.executable)} -m napipatch check - --format terse"
+
+
+def _ours(value: str) -> bool:
+    return value == command() or value.endswith(" -m napipatch check - --format terse")
+
+
+def install(repo: Path) -> list[str]:
+    """Add napipatch to both b4 keys; the first install saves what was there."""
+    top = _top(repo)
+    saved = _saved_file(top)
+    before = {k: _values(top, k) for k in KEYS}
+    if not saved.exists():
+        saved.write_text(json.dumps(before, indent=1) + "\n")
+    checkpatch = top / "scripts" / "checkpatch.pl"
+    lines = []
+    for key in KEYS:
+        values = [v for v in before[key] if not _ours(v)]
+        if not values and os.access(checkpatch, os.X_OK):
+            values = [f"{checkpatch} {_CHECKPATCH_ARGS[key]}"]  # b4's default, kept
+        _set(top, key, values + [command()])
+        lines.append(f"{top}: {key} = " + " ; ".join(values + [command()]))
+    return lines
+
+
+def uninstall(repo: Path) -> list[str]:
+    """Put back the values the first install saved, exactly."""
+    top = _top(repo)
+    saved = _saved_file(top)
+    if not saved.exists():
+        return [f"{top}: b4 check commands: not installed"]
+    try:
+        before = json.loads(saved.read_text())
+    except ValueError as exc:
+        raise NapipatchError(saved, f"not JSON ({exc})") from None
+    for key in KEYS:
+        _set(top, key, list(before.get(key, [])))
+    saved.unlink()
+    return [f"{top}: {key} restored ({len(before.get(key, []))} value(s))" for key in KEYS]
