@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from conftest import format_patch, git, small_repo
+from test_bad_input import _gitconfig, lore_server  # noqa: F401 - a fixture
 
 
 def _series_repo(path: Path, subjects=("net: a: set a", "net: b: set b")) -> tuple[Path, str]:
@@ -180,3 +181,32 @@ def test_hook_install_b4_runs_in_b4_prep_check_and_uninstall_restores(cli, tmp_p
     assert subprocess.run(["git", "-C", str(repo), "config", "b4.prep-perpatch-check-cmd"]
                           ).returncode == 1
     assert before.count("am-perpatch-check-cmd") == after.count("am-perpatch-check-cmd")
+
+
+MID = "20250321021517.0-skhawaja@reconstructed.invalid"
+
+
+@pytest.mark.parametrize("suffix", ["/", "/T/", ""])
+def test_import_by_lore_url(cli, lore_server, tmp_path, suffix):
+    """A message URL names its archive: napipatch.lore-url is not used."""
+    env = {"GIT_CONFIG_GLOBAL": str(_gitconfig(tmp_path, "http://127.0.0.1:9/nothing"))}
+    cp = cli("series", "import", f"{lore_server}/{MID}{suffix}", "--name", "tbp", env=env, check=0)
+    assert "(4 patches, cover letter)" in cp.stdout
+    assert f"lore {lore_server} <{MID}>" in (cli.store / "tbp" / "series.toml").read_text()
+
+
+def test_configured_b4_midmask_is_respected(cli, lore_server, tmp_path):
+    cfg = _gitconfig(tmp_path, "http://127.0.0.1:9/nothing")
+    cfg.write_text(cfg.read_text() + f"\tmidmask = {lore_server}/%s\n")
+    cp = cli("series", "import", f"<{MID}>", "--name", "tbp", env={"GIT_CONFIG_GLOBAL": str(cfg)},
+             check=0)
+    assert "(4 patches, cover letter)" in cp.stdout
+
+
+def test_b4_error_is_shown(cli, lore_server, tmp_path):
+    env = {"GIT_CONFIG_GLOBAL": str(_gitconfig(tmp_path, lore_server))}
+    cp = cli("series", "import", f"{lore_server}/nobody@nowhere.invalid/T/", env=env)
+    assert cp.returncode == 2
+    [line] = cp.stderr.splitlines()
+    assert line.startswith(f"napipatch: error: <nobody@nowhere.invalid>: no such message at "
+                           f"{lore_server} (b4: ")

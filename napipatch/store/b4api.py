@@ -13,6 +13,7 @@ import argparse
 import contextlib
 import logging
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -43,15 +44,68 @@ def lore_subject(raw: str) -> dict:
             "prefixes": list(ls.prefixes), "title": ls.subject}
 
 
-def fetch_thread(msgid: str, lore_url: str) -> list[bytes]:
-    """The whole thread of ``msgid`` from the public-inbox at ``lore_url``."""
+class _Said(logging.Handler):
+    """b4's own words while it fetches: shown when it finds nothing."""
+
+    def __init__(self):
+        super().__init__(logging.WARNING)
+        self.lines: list[str] = []
+
+    def emit(self, record):
+        self.lines.append(record.getMessage().removeprefix("CRITICAL: "))
+
+
+def _user_midmask(b4) -> bool:
+    """The user set b4.midmask (git config): b4 looks there, not in lore-url."""
+    if not hasattr(_user_midmask, "set"):
+        _user_midmask.set = b4.MAIN_CONFIG.get("midmask") != b4.DEFAULT_CONFIG.get("midmask")
+    return _user_midmask.set
+
+
+def message_id(source: str) -> str | None:
+    """The Message-ID in SOURCE: a bare or <bracketed> id, or a public-inbox
+    URL (``https://lore.kernel.org/netdev/<msgid>/``, ``.../T/``), read the
+    way ``b4 am URL`` reads it; None when there is none."""
     b4 = _b4()
-    b4.MAIN_CONFIG["midmask"] = lore_url.rstrip("/") + "/%s"
+    midmask = b4.MAIN_CONFIG.get("midmask")
+    msgid = b4.parse_msgid(source)
+    b4.MAIN_CONFIG["midmask"] = midmask  # parse_msgid may point it at the URL's host
+    return msgid if "@" in msgid and not any(c in msgid for c in "<>/ \t") else None
+
+
+def archive_of(source: str) -> str | None:
+    """The public-inbox a message URL names (``https://host/list``), or None."""
+    m = re.match(r"^(https?://[^/]+/[^/]+)/[^/]+@[^/]+", source.strip(), re.I)
+    return m.group(1) if m else None
+
+
+def fetch_thread(source: str, lore_url: str) -> tuple[str, list[bytes]]:
+    """The archive asked and the whole thread of SOURCE (a Message-ID or a
+    message URL), from the archive the URL names, else b4.midmask when the
+    user set it, else ``lore_url``. b4's own error is part of the message
+    when it fails."""
+    b4 = _b4()
+    msgid = message_id(source)
+    if msgid is None:
+        raise NapipatchError(source, "not a Message-ID or a message URL")
+    where = archive_of(source) or (None if _user_midmask(b4) else lore_url.rstrip("/"))
+    if where:
+        b4.MAIN_CONFIG["midmask"] = where + "/%s"
+    where = str(b4.MAIN_CONFIG["midmask"]).replace("/%s", "")
     b4.LORENODE = None  # rebuilt from midmask on next use
-    msgs = b4.get_pi_thread_by_msgid(msgid.strip("<>"), nocache=True, quiet=True)
+    said = _Said()
+    log = logging.getLogger("b4")
+    log.addHandler(said)
+    try:
+        msgs = b4.get_pi_thread_by_msgid(msgid, nocache=True, quiet=False)
+    finally:
+        log.removeHandler(said)
     if not msgs:
-        raise NapipatchError(f"<{msgid.strip('<>')}>", f"no such message at {lore_url}")
-    return [m.as_bytes(policy=_POLICY) for m in msgs]
+        why = f" (b4: {'; '.join(said.lines)})" if said.lines else ""
+        # The archive was never reached (DNS, refused, timeout), or it answered.
+        what = "could not reach" if "All hosts failed" in why else "no such message at"
+        raise NapipatchError(f"<{msgid}>", f"{what} {where}{why}")
+    return where, [m.as_bytes(policy=_POLICY) for m in msgs]
 
 
 @dataclass

@@ -21,12 +21,13 @@ def read_source(source: str, lore_url: str) -> tuple[list[mailmod.PatchMail], st
         return mailmod.read_patch_dir(p), f"directory {source}"
     if p.is_file():
         return mailmod.read_mbox(p), f"mbox {p.name}"
-    if _MSGID.match(source):
-        raws = b4api.fetch_thread(source, lore_url)
-        mails = [mailmod.parse_message(r, f"<{source.strip('<>')}> message {i + 1}")
+    if _MSGID.match(source) or b4api.archive_of(source):
+        msgid = b4api.message_id(source) or source.strip("<>")
+        where, raws = b4api.fetch_thread(source, lore_url)
+        mails = [mailmod.parse_message(r, f"<{msgid}> message {i + 1}")
                  for i, r in enumerate(raws)]
-        return mails, f"lore {lore_url} <{source.strip('<>')}>"
-    raise NapipatchError(source, "no such file or directory, and not a Message-ID")
+        return mails, f"lore {where} <{msgid}>"
+    raise NapipatchError(source, "no such file or directory, not a Message-ID nor a message URL")
 
 
 def import_series(store: Store, source: str, name: str | None, lore_url: str,
