@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -210,3 +211,18 @@ def test_b4_error_is_shown(cli, lore_server, tmp_path):
     [line] = cp.stderr.splitlines()
     assert line.startswith(f"napipatch: error: <nobody@nowhere.invalid>: no such message at "
                            f"{lore_server} (b4: ")
+
+
+def test_cli_help_completion_and_empty_store(cli, tmp_path):
+    top = cli("--help", check=0).stdout
+    assert "--install-completion" in top and "--show-completion" in top
+    for cmd in (["send"], ["check"], ["series", "import"], ["hook", "install"]):
+        text = cli(*cmd, "--help", check=0).stdout
+        assert not re.search(r"<(bool|str|int|path|list\[str\])>", text), text
+    send = cli("send", "--help", check=0).stdout
+    assert re.search(r"--to +TEXT +Another To address", send)
+    assert re.search(r"--dry-run +git send-email", send)
+    assert "[TARGET]" in cli("check", "--help", check=0).stdout
+    cp = cli("series", "list", check=0)
+    assert cp.stdout == "" and cp.stderr == \
+        f"napipatch: no series store at {cli.store.resolve()} (napipatch.series-dir, or --store DIR)\n"

@@ -21,6 +21,7 @@ from typing import Optional
 
 import typer
 
+from napipatch.cli import helpstyle
 from napipatch.cli.bot import bot_app
 from napipatch.cli.check import check, checks_app
 from napipatch.cli.common import state
@@ -34,7 +35,8 @@ from napipatch.cli.worker import worker
 from napipatch.errors import NapipatchError
 
 app = typer.Typer(help="Check, build and boot netdev patch series before they reach the list.",
-                  no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False)
+                  no_args_is_help=True, add_completion=True, pretty_exceptions_enable=False)
+helpstyle.install()
 app.add_typer(series_app, name="series")
 app.command("check")(check)
 app.add_typer(checks_app, name="checks")

@@ -32,7 +32,8 @@ checks_app = typer.Typer(help="The checks napipatch runs.", no_args_is_help=True
 
 
 def check(
-    target: Optional[str] = typer.Argument(None, help=TARGET_HELP, show_default=False),
+    target: Optional[str] = typer.Argument(None, help=TARGET_HELP, show_default=False,
+                                           metavar="TARGET"),
     tree: Optional[Path] = typer.Option(None, "--tree", help="Kernel tree (git) to apply the series in (napipatch.tree)."),
     base: Optional[str] = BASE,
     fmt: str = FORMAT,

@@ -28,7 +28,7 @@ TARGET_HELP = ("NAME[@vN] in the store, a format-patch directory, an mbox, "
 ONLY = typer.Option(None, "--only", help="Run only these check ids (comma separated).")
 SKIP = typer.Option(None, "--skip", help="Skip these check ids.")
 FORMAT = typer.Option("text", "--format", help="text, json, markdown or terse "
-                      "(FILE:LINE: ERROR|WARNING: [check] message, for b4).")
+                      "(one FILE:LINE: ERROR|WARNING: line per finding, for b4).")
 BASE = typer.Option(None, "--base", help="Base when the series has no usable base-commit.")
 
 

@@ -61,6 +61,12 @@ def series_export(
 def series_list():
     """The series in the store and their versions."""
     st = store(load_config())
+    if not st.root.is_dir():
+        typer.echo(f"napipatch: no series store at {st.root.resolve()} "
+                   "(napipatch.series-dir, or --store DIR)", err=True)
+        return
+    if not st.names():
+        typer.echo(f"napipatch: no series in {st.root.resolve()}", err=True)
     for name in st.names():
         rec = st.record(name)
         vs = " ".join(rec.get("versions", {}))
