@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import email
 import email.policy
+import json
 import os
 import re
 import signal
@@ -139,7 +140,8 @@ def smtp():
 
 def write_config(tmp_path: Path, source: str, smtp_port: int | None = None, *, tree=None,
                  extra: str = "", policy="problems", incomplete_after=3600, dry_run=False,
-                 rate=10, skip=("checkpatch", "callsites", "ynl"), start="beginning") -> Path:
+                 rate=10, skip=("checkpatch", "callsites", "ynl"), start="beginning",
+                 cc_list: bool = False) -> Path:
     key = "url" if source.startswith("http") else "path"
     cfg = tmp_path / "bot.toml"
     text = f"""
@@ -161,6 +163,7 @@ policy = "{policy}"
 from = "{BOT}"
 cc = ["ci-log@example.org"]
 rate_per_hour = {rate}
+{'cc_list = true' if cc_list else ''}
 {f'dry_run_dir = "{tmp_path / "out"}"' if dry_run else ''}
 
 [smtp]
@@ -213,6 +216,10 @@ def own_series(repo: Path, base: str, outdir: Path, subjects: list[str], cover: 
     return out
 
 
+def m_cc(raw: bytes) -> str:
+    return str(parsed(raw)["Cc"] or "")
+
+
 def parsed(raw: bytes):
     """The mail as a reader's client sees it (SMTP's CRLF line ends undone)."""
     return email.message_from_bytes(raw.replace(b"\r\n", b"\n"), policy=email.policy.default)
@@ -243,7 +250,9 @@ def test_v4_thread_over_http_waits_then_replies(cli, tmp_path, inbox, smtp, kern
     mail_from, rcpts, raw = smtp.mails[0]
     m = parsed(raw)
     assert mail_from == "bot@example.org"
-    assert sorted(rcpts) == ["ci-log@example.org", LIST, "skhawaja@google.com"]
+    # reply.cc_list is false by default: the list is not Cc'd.
+    assert sorted(rcpts) == ["ci-log@example.org", "skhawaja@google.com"]
+    assert m_cc(raw) == "ci-log@example.org"
     assert m["From"] == BOT
     assert m["To"] == "Samiullah Khawaja <skhawaja@google.com>"
     assert m["Subject"] == "Re: [PATCH net-next v4 0/4] Add support to do threaded napi busy poll"
@@ -255,6 +264,13 @@ def test_v4_thread_over_http_waits_then_replies(cli, tmp_path, inbox, smtp, kern
     assert "[static check ERROR on net-next/" in body
     assert f"base:           {tag} (no usable base-commit; net-next branch {tag})" in body
     assert f"url:            {url}/20250321021517.0-skhawaja@reconstructed.invalid/" in body
+    thread = f"{url}/20250321021517.0-skhawaja@reconstructed.invalid/T/"
+    assert f"thread:         {thread}\n" in body
+    # The reproduce block: the same findings locally, from the archive.
+    assert "reproduce (in a kernel tree at ~/linux that has the base):\n" in body
+    assert f"        napipatch series import {thread} --name " in body
+    name = re.search(r"--name (\S+)\n", body).group(1)
+    assert f"        napipatch check {name}@v4 --tree ~/linux --base {tag}\n" in body
     assert "previous:       v3 <20250205001000.0-skhawaja@reconstructed.invalid>" in body
     assert "SERIES: [PATCH net-next v4 0/4]" in body
     assert "warning: [base-commit] no base-commit: in the cover letter" in body
@@ -273,6 +289,31 @@ def test_v4_thread_over_http_waits_then_replies(cli, tmp_path, inbox, smtp, kern
     cp = once(cli, cfg)
     assert "1 new messages" in cp.stdout and "0 sent" in cp.stdout
     assert len(smtp.mails) == 1
+
+
+def test_reply_reproduce_block_gives_the_same_findings(cli, tmp_path, inbox, smtp, kernel_tree,
+                                                       base_commit):
+    """The reply's reproduce commands, run as written (with the tree for
+    ~/linux), find what the bot found."""
+    msgs = own_series(kernel_tree, base_commit, tmp_path / "two",
+                      ["net: core: note the first thing", "Note the second thing"])
+    url = inbox.serve()
+    cfg = write_config(tmp_path, url, smtp.port, tree=kernel_tree, policy="always",
+                       skip=("checkpatch", "callsites", "ynl", "kdoc", "cachelines"))
+    inbox.deliver(*msgs)
+    once(cli, cfg)
+    body = parsed(smtp.mails[0][2]).get_content()
+    block = body.split("reproduce (in a kernel tree at ~/linux that has the base):\n", 1)[1]
+    cmds = [ln.strip() for ln in block.splitlines()[:2]]
+    assert cmds[0].startswith(f"napipatch series import {url}/") and cmds[0].split()[3].endswith("/T/")
+    assert cmds[1].endswith(f" --tree ~/linux --base {base_commit}")
+    cli(*cmds[0].split()[1:], check=0)
+    args = [str(kernel_tree) if a == "~/linux" else a for a in cmds[1].split()[1:]]
+    data = json.loads(cli(*args, "--skip", "checkpatch,callsites,ynl,kdoc,cachelines",
+                          "--format", "json").stdout)
+    total = re.search(r"^total: (\d+) errors?, (\d+) warnings?", body, re.M).groups()
+    assert (str(data["summary"]["errors"]), str(data["summary"]["warnings"])) == total
+    assert data["summary"]["warnings"] >= 1  # the patch without a subsystem prefix
 
 
 def test_own_series_base_commit_and_policy(cli, tmp_path, inbox, smtp, kernel_tree, base_commit):
@@ -368,7 +409,7 @@ def test_hostile_headers_and_bad_mail(cli, tmp_path, inbox, smtp, kernel_tree, b
     crlf_from = re.sub(rb"(?im)^(message-id: <)", rb"\1crlf.", crlf_from, count=1)
     latin = re.sub(rb"(?im)^(message-id: <)", rb"\1latin.", patch, count=1).replace(
         b"A line of comment", b"Caf\xe9 \xff line of comment")
-    cfg = write_config(tmp_path, str(inbox.dir), smtp.port, policy="always")
+    cfg = write_config(tmp_path, str(inbox.dir), smtp.port, policy="always", cc_list=True)
     raw8bit = (b"From: Ren\xe9 <rene@example.org>\nSubject: Re: caf\xe9 \xff\nMessage-ID: <r8@x>\n"
                b"Date: Thu, 01 Jan 2026 00:00:00 +0000\n\nraw 8-bit headers\n")
     inbox.deliver(latin, crlf_from, raw8bit, hostile)

@@ -23,7 +23,7 @@ class Inbox:
     name: str
     url: str = ""   # http(s) URL of a public-inbox (…/LIST), or
     path: str = ""  # a local v2 inbox directory (holding git/N.git)
-    address: str = ""  # the list's address, Cc'd on replies when set
+    address: str = ""  # the list's address, Cc'd on replies with reply.cc_list
     start: str = "now"  # first pass: "now" skips the archive's history, "beginning" reads it
 
     @property
@@ -47,6 +47,9 @@ class BotConfig:
     reply_from: str = "napipatch-bot <napipatch-bot@localhost>"
     reply_to: list[str] = field(default_factory=list)
     reply_cc: list[str] = field(default_factory=list)
+    # Cc the list itself? NIPA mails no one and the kernel test robot Cc's
+    # the list only on build failures: by default only the author hears.
+    reply_cc_list: bool = False
     dry_run_dir: Path | None = None
     rate_per_hour: int = 10
     smtp_host: str = "localhost"
@@ -77,7 +80,7 @@ _SCHEMA: dict[str, dict[str, object]] = {
     "bot": {"interval": (int, float), "incomplete_after": (int, float), "jobs": bool,
             "targets": "list"},
     "tree": {"path": str, "branches": dict, "remote": str},
-    "reply": {"policy": str, "from": str, "to": "list", "cc": "list",
+    "reply": {"policy": str, "from": str, "to": "list", "cc": "list", "cc_list": bool,
               "dry_run_dir": str, "rate_per_hour": int},
     "smtp": {"host": str, "port": int, "starttls": bool, "user": str, "password": str,
              "timeout": (int, float)},
@@ -236,6 +239,7 @@ def _build(path: Path, base: Path, sec: dict[str, dict], inboxes: list[Inbox]) -
         reply_from=reply.get("from", BotConfig.reply_from),
         reply_to=reply.get("to", []),
         reply_cc=reply.get("cc", []),
+        reply_cc_list=reply.get("cc_list", False),
         dry_run_dir=_under(base, reply["dry_run_dir"]) if reply.get("dry_run_dir") else None,
         rate_per_hour=reply.get("rate_per_hour", 10),
         smtp_host=smtp.get("host", "localhost"),

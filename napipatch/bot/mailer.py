@@ -70,7 +70,8 @@ def build(cfg: BotConfig, *, subject: str, in_reply_to: str, references: list[st
     frm = parse_address(cfg.reply_from) or "napipatch-bot <napipatch-bot@localhost>"
     sender = bare(frm)
     to = [a for a in [address(author_name, author_email)] + [parse_address(x) for x in cfg.reply_to] if a]
-    cc = [a for a in [parse_address(x) for x in cfg.reply_cc] + [parse_address(list_address)] if a]
+    lst = [parse_address(list_address)] if cfg.reply_cc_list else []
+    cc = [a for a in [parse_address(x) for x in cfg.reply_cc] + lst if a]
     msg = EmailMessage(policy=email.policy.default)
     msg["From"] = frm
     if to:

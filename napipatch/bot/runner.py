@@ -61,6 +61,17 @@ def crash_point(name: str) -> None:
         os.kill(os.getpid(), signal.SIGKILL)
 
 
+def reproduce(series, report, source: str) -> list[str]:
+    """The commands that give the same findings locally, like the kernel
+    test robot's "reproduce" block: import the thread, check on the base."""
+    name = series.name
+    cmds = [f"napipatch series import {source} --name {name}"]
+    check = f"napipatch check {name}@v{series.version}"
+    if report.base:
+        check += f" --tree ~/linux --base {report.base}"
+    return cmds + [check]
+
+
 @dataclass
 class PassResult:
     ingested: int = 0
@@ -422,6 +433,7 @@ class Bot:
         prev = self.state.series(s["prev_id"]) if s["prev_id"] else None
         inbox = next((i for i in self.cfg.inboxes if i.name == s["inbox"]), None)
         url = f"{inbox.url}/{s['head_msgid']}/" if inbox and inbox.url else ""
+        thread = f"{url}T/" if url else ""
         previous = ""
         if prev:
             previous = f"v{prev['version']} <{prev['head_msgid']}>"
@@ -435,7 +447,8 @@ class Bot:
                            if c["status"] != "skipped"],
                       skipped=[f"{c['id']} ({c['reason']})" for c in data["checks"]
                                if c["status"] == "skipped"],
-                      patches=patches, bot_version=napipatch_version)
+                      patches=patches, bot_version=napipatch_version, thread=thread,
+                      reproduce=reproduce(series, report, thread or s["head_msgid"]))
 
     def _queue_reply(self, s, head: dict, kind: str, body: str, res: PassResult,
                      series_state: str, note: str = "", **extra) -> None:
