@@ -291,6 +291,7 @@ def test_v4_thread_over_http_waits_then_replies(cli, tmp_path, inbox, smtp, kern
     assert len(smtp.mails) == 1
 
 
+@pytest.mark.tree
 def test_reply_reproduce_block_gives_the_same_findings(cli, tmp_path, inbox, smtp, kernel_tree,
                                                        base_commit):
     """The reply's reproduce commands, run as written (with the tree for
