@@ -24,7 +24,6 @@ from napipatch.config import Config, find_repo
 from napipatch.engine.registry import discover
 from napipatch.engine.run import run_checks
 from napipatch.errors import NapipatchError
-from napipatch.mails.series import Series
 from napipatch.report.render import render_report
 from napipatch.store.inputs import current_series, from_stdin, looks_like_revisions, resolve
 
