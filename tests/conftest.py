@@ -22,6 +22,31 @@ FIXTURES = Path(__file__).resolve().parent / "fixtures"
 TARBALL = Path("/usr/src/linux-source-6.12.tar.xz")
 
 
+# A test that (even through another fixture) uses one of these fixtures
+# must carry the marker, so that `-m "not tree"` / `-m "not build"` really
+# leave out every test that needs the prepared kernel tree / builds kernels.
+# Collection fails otherwise: a forgotten marker cannot slip in unnoticed.
+REQUIRED_MARKERS = {"kernel_tree": "tree", "build_dir": "build"}
+
+
+def _unmarked(items) -> list[str]:
+    """'nodeid: uses FIXTURE without @pytest.mark.MARK' for every offender."""
+    return [f"{item.nodeid}: uses the {fixture} fixture but lacks @pytest.mark.{mark}"
+            for item in items
+            for fixture, mark in REQUIRED_MARKERS.items()
+            # fixturenames is the whole closure: fixtures of fixtures count
+            if fixture in getattr(item, "fixturenames", ())
+            and item.get_closest_marker(mark) is None]
+
+
+@pytest.hookimpl(tryfirst=True)  # before -m deselects anything: check every collected test
+def pytest_collection_modifyitems(config, items):
+    bad = _unmarked(items)
+    if bad:
+        raise pytest.UsageError("tests that need a marker they lack (see REQUIRED_MARKERS in "
+                                "tests/conftest.py):\n  " + "\n  ".join(bad))
+
+
 def _tree_path() -> Path:
     env = os.environ.get("NAPIPATCH_TEST_TREE")
     if env:
