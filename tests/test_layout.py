@@ -452,3 +452,30 @@ def test_synthetic_cli_module_importing_the_app(tmp_path):
 ])
 def test_strongly_connected(graph, cyclic):
     assert sorted(s for s in strongly_connected(graph) if len(s) > 1) == cyclic
+
+
+def test_every_declared_dependency_is_imported():
+    """A declared dependency is one the code uses (celery, an extra, too)."""
+    from importlib.metadata import packages_distributions
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    declared = list(project["dependencies"]) + list(project["optional-dependencies"]["distributed"])
+    dist_of = {}
+    for top, dists in packages_distributions().items():
+        for d in dists:
+            dist_of.setdefault(d.lower().replace("_", "-"), set()).add(top)
+    used = set()
+    for path in list((ROOT / "napipatch").rglob("*.py")) + list((ROOT / "checks").glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_bytes())):
+            if isinstance(node, ast.Import):
+                used.update(a.name.split(".")[0] for a in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                used.add(node.module.split(".")[0])
+    unused = []
+    for spec in declared:
+        name = spec.split(";")[0].split("[")[0].split(">")[0].split("=")[0].split("<")[0].strip()
+        tops = dist_of.get(name.lower().replace("_", "-"), set())
+        assert tops, f"{name} is declared but not installed"
+        if not tops & used:
+            unused.append(name)
+    assert not unused, f"declared but never imported: {unused}"
