@@ -200,10 +200,10 @@ def find(tpl: Template, text: str) -> list[Copy]:
             raw = src[stmts[i].start_byte:stmts[i + k - 1].end_byte]
             if any(w.encode() not in raw for w in tpl.words):
                 continue
-            window = [norm(s, src) for s in stmts[i:i + k]]
             env: dict[str, str] = {}
-            if all(w is not None and _match(t, w, env, tpl)
-                   for t, w in zip(tpl.stmts, window)):
+            # Lazily: most windows fail on their first statement.
+            if all((w := norm(s, src)) is not None and _match(t, w, env, tpl)
+                   for t, s in zip(tpl.stmts, stmts[i:i + k])):
                 if funcs is None:
                     funcs = functions(text)
                 line = stmts[i].start_point[0] + 1
