@@ -157,3 +157,38 @@ def test_what_lines_and_placeholders():
     assert covers(w, "/sys/class/net/<iface>/threaded", "threaded")
     assert not covers(w, "/sys/class/net/<iface>/queues/tx-<queue>/threaded", "threaded")
     assert not covers(w, "/sys/class/net/<iface>/threaded_mode", "threaded_mode")
+
+
+def test_documented_name_at_another_path_still_warns(cli, kernel_tree, base_commit, tmp_path):
+    """sysfs-class-net documents <iface>/threaded; a tx queue's threaded file is new ABI."""
+    text = edit(kernel_tree, base_commit, SYSFS,
+                "static struct netdev_queue_attribute queue_traffic_class __ro_after_init\n"
+                "\t= __ATTR_RO(traffic_class);\n",
+                QUEUE_ATTR.replace("tx_budget", "threaded").replace("queue_tx_", "queue_"))
+    text = text.replace("\t&queue_traffic_class.attr,\n",
+                        "\t&queue_traffic_class.attr,\n\t&queue_threaded.attr,\n")
+    p = _patch(kernel_tree, base_commit, tmp_path, {SYSFS: text}, "qthreaded")
+    fs = check_findings(cli, p, "abi", "--tree", kernel_tree)
+    assert [f["message"] for f in fs] == [
+        "new sysfs attribute 'threaded' (/sys/class/net/<iface>/queues/tx-<queue>/threaded) "
+        "has no Documentation/ABI entry"]
+
+
+def test_driver_attribute_outside_net_sysfs(cli, kernel_tree, base_commit, tmp_path):
+    """Outside net-sysfs.c the path is unknown: any What: ending in the name counts."""
+    drv = "drivers/net/dummy.c"
+    anchor = "MODULE_LICENSE("
+    new = ("static ssize_t xmit_count_show(struct device *d, struct device_attribute *a,\n"
+           "\t\t\t       char *buf)\n{\n\treturn sysfs_emit(buf, \"0\\n\");\n}\n"
+           "static DEVICE_ATTR_RO(xmit_count);\n\n")
+    p = _patch(kernel_tree, base_commit, tmp_path,
+               {drv: edit(kernel_tree, base_commit, drv, anchor, new + anchor)}, "drv")
+    fs = check_findings(cli, p, "abi", "--tree", kernel_tree)
+    assert [(f["file"], f["message"]) for f in fs] == [
+        (drv, "new sysfs attribute 'xmit_count' (a sysfs file named 'xmit_count') has no "
+              "Documentation/ABI entry")]
+    # 'carrier' is documented (as /sys/class/net/<iface>/carrier): taken as documented.
+    q = _patch(kernel_tree, base_commit, tmp_path,
+               {drv: edit(kernel_tree, base_commit, drv, anchor,
+                          new.replace("xmit_count", "carrier") + anchor)}, "drv2")
+    assert check_findings(cli, q, "abi", "--tree", kernel_tree) == []
