@@ -17,5 +17,6 @@ $SUDO apt-get install -y -q --no-install-recommends \
     redis-server openssh-server openssh-client iproute2 ethtool iputils-ping >/dev/null
 [ -x .venv/bin/python ] || python3 -m venv .venv
 .venv/bin/pip install -q --upgrade pip >/dev/null
-.venv/bin/pip install -q -e '.[test]'
+# distributed: Celery for the celery executor and workers; test: pytest and friends.
+.venv/bin/pip install -q -e '.[test,distributed]'
 echo "napipatch installed: $(.venv/bin/napipatch --help >/dev/null && echo .venv/bin/napipatch)"

@@ -8,7 +8,9 @@ commits with a temporary index and read them back by id.
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -20,6 +22,119 @@ ROOT = Path(__file__).resolve().parent.parent
 LORE = Path(__file__).resolve().parent / "fixtures" / "lore"  # copied from shared/lore
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 TARBALL = Path("/usr/src/linux-source-6.12.tar.xz")
+
+
+# A test that (even through another fixture) uses one of these fixtures
+# must carry the marker, so that `-m "not tree"` / `-m "not build"` really
+# leave out every test that needs the prepared kernel tree / builds kernels.
+# Collection fails otherwise: a forgotten marker cannot slip in unnoticed.
+REQUIRED_MARKERS = {"kernel_tree": "tree", "build_dir": "build"}
+
+
+def _unmarked(items) -> list[str]:
+    """'nodeid: uses FIXTURE without @pytest.mark.MARK' for every offender."""
+    return [f"{item.nodeid}: uses the {fixture} fixture but lacks @pytest.mark.{mark}"
+            for item in items
+            for fixture, mark in REQUIRED_MARKERS.items()
+            # fixturenames is the whole closure: fixtures of fixtures count
+            if fixture in getattr(item, "fixturenames", ())
+            and item.get_closest_marker(mark) is None]
+
+
+# ------------------------------------------------------- the shared build dir
+# Every test that builds uses the one build_dir (a persistent git worktree +
+# O= directory per target, kept between runs so steps are incremental).
+# test_flagship.py (marker `last`) boots threaded-busy-poll@v5, which leaves
+# the shared virtio-net build at the v5 tip: v5 changes netdevice.h and the
+# uapi netdev.h, so a build test that ran after it in the same run would first
+# recompile ~225 objects (2-5 min a step on 2 cores, README "The flagship")
+# instead of the ~15 s incremental steps the build tests are written for, and
+# test_distributed's Celery waits (120 s / 300 s / 900 s) would be exposed to
+# that rebuild. So the flagship must run after every other build test.
+#
+# A file name sorting last ("test_zz_") only ordered a plain serial run. Under
+# pytest-xdist (`-n 2`) tests are handed to workers one by one, so the flagship
+# could run before, or at the same time as, other build tests on the other
+# worker (the builder's flock keeps the directory consistent, but the others
+# then wait out its whole build). Hence, explicitly:
+#   * tests marked `last` are moved to the end of the collection;
+#   * under xdist, every test using build_dir is one work unit (BUILD_GROUP)
+#     run by one worker in collection order, so the build tests run one after
+#     another, the flagship last of them; the other tests spread as usual.
+#     `--dist loadgroup` with xdist_group marks would say that, but with
+#     pytest 9.2 + xdist 3.8 it silently stops grouping (xdist rewrites
+#     item._nodeid, which pytest no longer reads: pytest-xdist#1386), so the
+#     group is made here: workers list the build tests in a file and
+#     _BuildGroupScheduling (loadgroup's own mechanism) reads it.
+BUILD_GROUP = "build-dir"
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config, items):
+    # tryfirst: check before -m deselects anything, so every collected test is
+    # checked (and reordered) whatever the selection.
+    bad = _unmarked(items)
+    if bad:
+        raise pytest.UsageError("tests that need a marker they lack (see REQUIRED_MARKERS in "
+                                "tests/conftest.py):\n  " + "\n  ".join(bad))
+    # stable: everything else keeps its order, `last` tests keep theirs
+    items.sort(key=lambda item: item.get_closest_marker("last") is not None)
+    group_dir = getattr(config, "workerinput", {}).get("napipatch_build_group")
+    if group_dir:  # an xdist worker: tell the controller which tests build
+        ids = [item.nodeid for item in items if "build_dir" in item.fixturenames]
+        out = Path(group_dir) / f"{config.workerinput['workerid']}.json"
+        tmp = out.with_suffix(".tmp")
+        tmp.write_text(json.dumps(ids))
+        tmp.replace(out)  # the controller never reads a half-written list
+
+
+def pytest_configure(config):
+    # In the xdist controller (workers see dist == "no"): the modes that split
+    # tests by file or run them everywhere would break up the build group.
+    dist = config.getoption("dist", "no")
+    if dist not in ("no", "load", "loadgroup") and config.getoption("tx", None):
+        raise pytest.UsageError(f"--dist {dist}: use the default (load) or loadgroup, which keep "
+                                f"the tests sharing the build directory on one worker, in order "
+                                f"(see BUILD_GROUP in tests/conftest.py)")
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node):
+    """xdist controller, per worker: where to write its list of build tests."""
+    config = node.config
+    if not hasattr(config, "_napipatch_build_group"):
+        config._napipatch_build_group = Path(tempfile.mkdtemp(prefix="napipatch-build-group-"))
+    node.workerinput["napipatch_build_group"] = str(config._napipatch_build_group)
+
+
+def pytest_unconfigure(config):
+    d = getattr(config, "_napipatch_build_group", None)
+    if d:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+@pytest.hookimpl(optionalhook=True, tryfirst=True)
+def pytest_xdist_make_scheduler(config, log):
+    if config.getoption("dist") not in ("load", "loadgroup"):
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class _BuildGroupScheduling(LoadScopeScheduling):
+        """Load scheduling, except that the build tests are one scope (unit)."""
+
+        _build_ids: set[str] | None = None
+
+        def _split_scope(self, nodeid: str) -> str:
+            # Called once every worker has finished collecting, i.e. after
+            # each one wrote its list (before it reported its collection).
+            if self._build_ids is None:
+                self._build_ids = set()
+                d = getattr(config, "_napipatch_build_group", None)
+                for f in (d.glob("*.json") if d else ()):
+                    self._build_ids.update(json.loads(f.read_text()))
+            return BUILD_GROUP if nodeid in self._build_ids else nodeid
+
+    return _BuildGroupScheduling(config, log)
 
 
 def _tree_path() -> Path:

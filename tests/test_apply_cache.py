@@ -5,11 +5,15 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from napipatch.tree.apply import apply_in_index
 from napipatch.store.inputs import resolve
 from napipatch.store.store import Store
 
 from conftest import one_patch
+
+pytestmark = pytest.mark.tree
 
 
 def test_apply_is_reused_while_its_commits_exist(kernel_tree, base_commit, tmp_path):

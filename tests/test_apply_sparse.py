@@ -118,6 +118,7 @@ def test_a_file_where_the_base_has_a_directory_falls_back(series_repo, tmp_path)
     assert _trees(r, got.commits) == _trees(r, [c])
 
 
+@pytest.mark.tree
 def test_v5_on_the_kernel_tree_gives_the_full_index_commits(kernel_tree, monkeypatch):
     store = Store(Path(__file__).resolve().parent.parent / "series")
     series = resolve("threaded-busy-poll@v5", store, kernel_tree)

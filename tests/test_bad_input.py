@@ -175,6 +175,7 @@ def _gitconfig(tmp_path, url):
     return f
 
 
+@pytest.mark.tree
 def test_patch_with_a_path_outside_the_tree(cli, kernel_tree, base_commit, tmp_path):
     """A mailed patch naming ../../x is reported as such, and nothing is written there."""
     target = tmp_path / "outside" / "pwned.txt"

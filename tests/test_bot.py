@@ -226,6 +226,7 @@ def parsed(raw: bytes):
 
 
 # ---------------------------------------------------------------- tests
+@pytest.mark.tree
 def test_v4_thread_over_http_waits_then_replies(cli, tmp_path, inbox, smtp, kernel_tree):
     """The real v4 thread, delivered over time and followed over http."""
     msgs = mbox_messages(V4)
@@ -317,6 +318,7 @@ def test_reply_reproduce_block_gives_the_same_findings(cli, tmp_path, inbox, smt
     assert data["summary"]["warnings"] >= 1  # the patch without a subsystem prefix
 
 
+@pytest.mark.tree
 def test_own_series_base_commit_and_policy(cli, tmp_path, inbox, smtp, kernel_tree, base_commit):
     """A series of our own with base-commit, threaded by format-patch; a clean
     single patch gets no reply under the default policy."""
@@ -351,6 +353,7 @@ def test_own_series_base_commit_and_policy(cli, tmp_path, inbox, smtp, kernel_tr
     assert "'net: core: a single clean comment' by other@example.org 0E/0W -- clean: no reply (policy)" in st
 
 
+@pytest.mark.tree
 def test_incomplete_notice_then_report_dry_run(cli, tmp_path, inbox, kernel_tree, base_commit):
     """Missing patches past incomplete_after: one 'incomplete' reply, then the
     report when the rest arrives; dry-run writes mails to a directory."""
@@ -380,6 +383,7 @@ def test_incomplete_notice_then_report_dry_run(cli, tmp_path, inbox, kernel_tree
     assert "reported   v1 2/2" in st and "reply incomplete <" in st and "reply report <" in st
 
 
+@pytest.mark.tree
 def test_rate_limit_per_author(cli, tmp_path, inbox, kernel_tree, base_commit):
     a = own_series(kernel_tree, base_commit, tmp_path / "a", ["First thing without prefix"], cover=False)
     b = own_series(kernel_tree, base_commit, tmp_path / "b", ["Second thing without prefix"], cover=False)
@@ -391,6 +395,7 @@ def test_rate_limit_per_author(cli, tmp_path, inbox, kernel_tree, base_commit):
     assert "ratelimited -- not sent: 1 replies to author@example.org in the last hour" in st
 
 
+@pytest.mark.tree
 def test_hostile_headers_and_bad_mail(cli, tmp_path, inbox, smtp, kernel_tree, base_commit):
     """CR/LF smuggled into the subject and name never reach a header or the
     envelope; unreadable mail is logged and skipped without stopping the pass."""
@@ -432,6 +437,7 @@ def test_hostile_headers_and_bad_mail(cli, tmp_path, inbox, smtp, kernel_tree, b
     assert "messages: 4 seen, 1 patch mails, 2 unreadable" in status(cli, cfg)
 
 
+@pytest.mark.tree
 def test_start_now_skips_history(cli, tmp_path, inbox, kernel_tree, base_commit):
     """A bot started on an existing archive replies to new series only."""
     [old] = own_series(kernel_tree, base_commit, tmp_path / "old", ["Old work"], cover=False)
@@ -530,6 +536,7 @@ only = ["subject"]
     assert parsed(mail.read_bytes())["Subject"] == f"Re: [{prefix}] net: a: initialise a"
 
 
+@pytest.mark.tree
 def test_smtp_down_then_up(cli, tmp_path, inbox, kernel_tree, base_commit):
     [patch] = own_series(kernel_tree, base_commit, tmp_path / "p", ["No prefix here"], cover=False)
     port = free_port()
@@ -550,6 +557,7 @@ def test_smtp_down_then_up(cli, tmp_path, inbox, kernel_tree, base_commit):
         server.stop()
 
 
+@pytest.mark.tree
 @pytest.mark.parametrize("point", ["after-ingest", "after-assemble", "checking", "after-queue",
                                    "before-send", "after-log"])
 def test_crash_and_restart_sends_once(cli, tmp_path, inbox, smtp, kernel_tree, base_commit, point):
@@ -567,6 +575,7 @@ def test_crash_and_restart_sends_once(cli, tmp_path, inbox, smtp, kernel_tree, b
     assert st.count("reply report <") == 1 and "> sent" in st
 
 
+@pytest.mark.tree
 def test_crash_after_smtp_accepted_reply_found_in_archive(cli, tmp_path, inbox, smtp, kernel_tree,
                                                          base_commit):
     """Killed after the server accepted the reply but before the sent-log: the
@@ -606,6 +615,7 @@ def _wait_for(pred, proc, what, limit=300):
         time.sleep(0.05)
 
 
+@pytest.mark.tree
 def test_daemon_sigkill_and_sigterm(cli, tmp_path, inbox, smtp, kernel_tree, base_commit):
     """A real kill -9 of `bot run` while it checks (checkpatch on the tree
     takes seconds), a restart, one reply; then SIGTERM stops it cleanly."""
@@ -654,6 +664,7 @@ def test_bad_config_one_line(cli, tmp_path):
     assert cp.stderr.strip() == f"napipatch: error: {cfg}: unknown key smtp.prot"
 
 
+@pytest.mark.tree
 @pytest.mark.build
 def test_bot_with_jobs_reports_a_build_break(cli, tmp_path, inbox, kernel_tree, base_commit,
                                              build_dir):

@@ -42,6 +42,7 @@ def where(fs):
 
 # ---------------------------------------------------------------- parsers
 
+@pytest.mark.tree
 def test_parse_612_net_device_table(kernel_tree, base_commit):
     t = parse_table(show(kernel_tree, base_commit, RST))
     assert t.layout == "aligned"
@@ -86,6 +87,7 @@ def test_parse_simple_table():
     assert t.format_row("u8", "threaded", "-", "-").split() == ["u8", "threaded", "-", "-"]
 
 
+@pytest.mark.tree
 def test_parse_612_net_device_struct(kernel_tree, base_commit):
     fields = {f.name: f for f in parse_struct(show(kernel_tree, base_commit, ND), "net_device")}
     thr = fields["threaded"]
@@ -102,6 +104,7 @@ def test_parse_612_net_device_struct(kernel_tree, base_commit):
 
 # ---------------------------------------------------------------- with the tree
 
+@pytest.mark.tree
 def test_type_change_without_rst_update(kernel_tree, base_commit, tmp_path, cli):
     nd = edit(kernel_tree, base_commit, ND, "\tbool\t\t\tthreaded;", "\tu8\t\t\tthreaded;")
     d = series(kernel_tree, base_commit, tmp_path, {ND: nd})
@@ -121,6 +124,7 @@ def test_type_change_without_rst_update(kernel_tree, base_commit, tmp_path, cli)
     assert RST in fs[0]["message"]
 
 
+@pytest.mark.tree
 def test_type_change_with_rst_update(kernel_tree, base_commit, tmp_path, cli):
     nd = edit(kernel_tree, base_commit, ND, "\tbool\t\t\tthreaded;", "\tu8\t\t\tthreaded;")
     rst = edit(kernel_tree, base_commit, RST, THREADED_ROW, THREADED_ROW.replace("unsigned:1", "u8        "))
@@ -129,6 +133,7 @@ def test_type_change_with_rst_update(kernel_tree, base_commit, tmp_path, cli):
     assert findings(cli, d) == []
 
 
+@pytest.mark.tree
 def test_predating_drift_is_not_blamed(kernel_tree, base_commit, tmp_path, cli):
     # Touch the struct (a comment) without changing 'threaded': the table's stale
     # 'unsigned:1 threaded' row is not this patch's doing.
@@ -141,6 +146,7 @@ def test_predating_drift_is_not_blamed(kernel_tree, base_commit, tmp_path, cli):
 NEW_FIELD = "\tint\t\t\tifindex;\n"
 
 
+@pytest.mark.tree
 def test_field_added_to_group(kernel_tree, base_commit, tmp_path, cli):
     nd = edit(kernel_tree, base_commit, ND, NEW_FIELD, NEW_FIELD + "\tu32\t\t\trx_hot_count;\n")
     d = series(kernel_tree, base_commit, tmp_path, {ND: nd}, "undoc")
@@ -160,6 +166,7 @@ def test_field_added_to_group(kernel_tree, base_commit, tmp_path, cli):
     assert findings(cli, d) == []
 
 
+@pytest.mark.tree
 def test_field_moved_between_groups(kernel_tree, base_commit, tmp_path, cli):
     # 'ifindex' leaves net_device_read_rx for the TX group; its row still says rx-only.
     nd = edit(kernel_tree, base_commit, ND, NEW_FIELD, "")
@@ -171,6 +178,7 @@ def test_field_moved_between_groups(kernel_tree, base_commit, tmp_path, cli):
                                 f"net_device_read_rx to net_device_read_tx but its row in {RST} is unchanged")
 
 
+@pytest.mark.tree
 def test_field_removed(kernel_tree, base_commit, tmp_path, cli):
     nd = edit(kernel_tree, base_commit, ND, "\tbool\t\t\tthreaded;\n", "")
     d = series(kernel_tree, base_commit, tmp_path, {ND: nd})

@@ -4,7 +4,11 @@ import json
 import uuid
 from pathlib import Path
 
+import pytest
+
 from conftest import commit_files, edit, format_patch
+
+pytestmark = pytest.mark.tree
 
 
 def _check(cli, d, tree, *extra):

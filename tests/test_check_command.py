@@ -2,6 +2,8 @@
 
 import json
 
+import pytest
+
 from conftest import ROOT, commit_files, edit, format_patch
 
 STORE = ROOT / "series"
@@ -47,6 +49,7 @@ def test_v4_text_report_reads_like_checkpatch(cli):
     assert "- **warning** `subject` PATCH 3/4:" in md
 
 
+@pytest.mark.tree
 def test_v4_on_the_612_tree_does_not_apply_but_diff_checks_run(cli, kernel_tree):
     cp = cli("--store", STORE, "check", "threaded-busy-poll@v4", "--tree", kernel_tree,
              "--format", "json")
@@ -80,6 +83,7 @@ def _clean_series(repo, base, tmp_path):
     return d, c
 
 
+@pytest.mark.tree
 def test_clean_series_from_the_612_tree(cli, kernel_tree, base_commit, tmp_path):
     d, _tip = _clean_series(kernel_tree, base_commit, tmp_path)
     cp = cli("check", d, "--tree", kernel_tree, "--format", "json")
@@ -96,6 +100,7 @@ def test_clean_series_from_the_612_tree(cli, kernel_tree, base_commit, tmp_path)
     assert all(c["cached"] for c in again["checks"] if c["id"] != "apply"), again["checks"]
 
 
+@pytest.mark.tree
 def test_revision_range_in_tree(cli, kernel_tree, base_commit, tmp_path):
     _d, tip = _clean_series(kernel_tree, base_commit, tmp_path)
     cp = cli("check", f"{base_commit}..{tip}", "--tree", kernel_tree, "--format", "json",
@@ -109,6 +114,7 @@ def test_revision_range_in_tree(cli, kernel_tree, base_commit, tmp_path):
     assert len(data["series"]["patches"]) == 2
 
 
+@pytest.mark.tree
 def test_v5_flagship_is_clean_on_the_612_tree(cli, kernel_tree, base_commit):
     """The flagship: v5 applies to 6.12 at its base-commit with no error or warning."""
     cp = cli("--store", STORE, "check", "threaded-busy-poll@v5", "--tree", kernel_tree,

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from conftest import ROOT, check_findings, edit, one_patch
 from napipatch.kernel import kerneldoc
 from napipatch.kernel.cparse import find_functions, param_name
@@ -121,6 +123,7 @@ def test_function_parameters():
 
 # ---------------------------------------------------------------- with the tree
 
+@pytest.mark.tree
 def test_lookalike_comment(kernel_tree, base_commit, tmp_path, cli):
     nd = edit(kernel_tree, base_commit, ND, PROTO, LOOKALIKE + PROTO)
     d = series(kernel_tree, base_commit, tmp_path, {ND: nd})
@@ -132,6 +135,7 @@ def test_lookalike_comment(kernel_tree, base_commit, tmp_path, cli):
     assert where(findings(cli, d)) == [(1, "warning", ND, 558)]
 
 
+@pytest.mark.tree
 def test_real_kdoc_comment_is_fine(kernel_tree, base_commit, tmp_path, cli):
     nd = edit(kernel_tree, base_commit, ND, PROTO, "/**" + LOOKALIKE[2:] + PROTO)
     d = series(kernel_tree, base_commit, tmp_path, {ND: nd})
@@ -139,6 +143,7 @@ def test_real_kdoc_comment_is_fine(kernel_tree, base_commit, tmp_path, cli):
     assert findings(cli, d) == []
 
 
+@pytest.mark.tree
 def test_undocumented_new_parameter(kernel_tree, base_commit, tmp_path, cli):
     nd = edit(kernel_tree, base_commit, ND, "static inline void *netdev_priv(const struct net_device *dev)",
               "static inline void *netdev_priv(const struct net_device *dev, int off)")
@@ -163,6 +168,7 @@ def test_undocumented_new_parameter_in_hunk(tmp_path, cli):
     assert fs[0]["message"] == "netdev_priv(): parameter 'off' not described"
 
 
+@pytest.mark.tree
 def test_lookalike_with_misnamed_parameter(kernel_tree, base_commit, tmp_path, cli):
     bad = LOOKALIKE.replace("@threaded:", "@thread:")
     nd = edit(kernel_tree, base_commit, ND, PROTO, bad + PROTO)
@@ -173,6 +179,7 @@ def test_lookalike_with_misnamed_parameter(kernel_tree, base_commit, tmp_path, c
                                 "comment describes @thread which is not a parameter")
 
 
+@pytest.mark.tree
 def test_prototype_and_definition_disagree(kernel_tree, base_commit, tmp_path, cli):
     nd = edit(kernel_tree, base_commit, ND, PROTO,
               "int dev_set_threaded(struct net_device *dev, bool threded);\n")

@@ -3,6 +3,7 @@
 import re
 import tomllib
 
+import pytest
 
 from conftest import LORE, commit_files, edit, git
 
@@ -79,6 +80,7 @@ def _own_series(repo, base, n=2, tweak=""):
     return c
 
 
+@pytest.mark.tree
 def test_export_import_apply_range_diff_round_trip(cli, kernel_tree, base_commit, tmp_path):
     tip1 = _own_series(kernel_tree, base_commit)
     cli("series", "export", f"{base_commit}..{tip1}", "--name", "own", "--repo", kernel_tree,
@@ -151,6 +153,7 @@ def _strip_dates(text):
     return re.sub(r"^Date: .*$", "Date: X", text, flags=re.M)
 
 
+@pytest.mark.tree
 def test_apply_failure_names_patch_file_and_hunk(cli, kernel_tree, tmp_path):
     cli("series", "import", V4, "--name", "tbp", check=0)
     head_before = git(kernel_tree, "rev-parse", "HEAD")

@@ -110,11 +110,13 @@ def source_closure(name: str, root: str = "napipatch") -> list[Path]:
 @functools.lru_cache(maxsize=None)
 def _closure_hash(name: str) -> str:
     h = hashlib.sha256()
-    for path in source_closure(name):
+    for path in source_closure(name, root=name.split(".")[0]):
         h.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
     return h.hexdigest()[:16]
 
 
 def fingerprint(module: ModuleType, version: int) -> str:
-    """Version plus a hash of the code the check runs."""
+    """Version plus a hash of the code the check runs: its module and every
+    module of its top-level package that it imports, transitively. Hashed
+    once per process, as the code a process runs is the code it loaded."""
     return f"{version}-{_closure_hash(module.__name__)}"

@@ -14,12 +14,16 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+import git
+
 from napipatch.errors import NapipatchError
 from napipatch.mails import mail as mailmod
 from napipatch.mails.series import Series, assemble
 from napipatch.store import b4api
 from napipatch.store.store import Store
 from napipatch.tree import commits, gitutil
+
+RANGE_LIMIT = 1000  # a range this long is a mistake (v6.12..HEAD of the wrong tree)
 
 
 def resolve(target: str, store: Store, tree: Path | None) -> Series:
@@ -60,15 +64,28 @@ def looks_like_revisions(target: str, here: Path | None) -> bool:
     return ".." in target or (here is not None and is_branch(here, target))
 
 
+def commits_in(repo: Path, revrange: str) -> list[str]:
+    """The commits of ``revrange``, oldest first (GitPython walks it)."""
+    try:
+        commits = list(git.Repo(repo).iter_commits(revrange, max_count=RANGE_LIMIT + 1,
+                                                   no_merges=True))
+    except git.GitCommandError as exc:
+        # GitPython wraps git's stderr as "stderr: '...'"; show git's last line.
+        m = re.search(r"stderr: '(.*)'\s*$", exc.stderr or "", re.S)
+        lines = [ln for ln in (m.group(1) if m else "").splitlines() if ln.strip()]
+        why = lines[-1].removeprefix("fatal: ") if lines else "bad range"
+        raise NapipatchError(revrange, why) from None
+    if not commits:
+        raise NapipatchError(revrange, "no commits in range")
+    if len(commits) > RANGE_LIMIT:
+        raise NapipatchError(revrange, f"more than {RANGE_LIMIT} commits: not a patch series")
+    return [c.hexsha for c in reversed(commits)]
+
+
 def from_range(tree: Path, revrange: str, base: str | None = None) -> Series:
     repo = gitutil.require_repo(tree)
     start = base or revrange.split("..")[0] or "HEAD"
-    cp = gitutil.git(repo, "rev-list", "--count", revrange, check=False)
-    if cp.returncode != 0:
-        raise NapipatchError(revrange, (cp.stderr.strip().splitlines() or ["bad range"])[-1])
-    count = int(cp.stdout.strip() or 0)
-    if count == 0:
-        raise NapipatchError(revrange, "no commits in range")
+    count = len(commits_in(repo, revrange))
     with tempfile.TemporaryDirectory(prefix="napipatch-range-") as td:
         # One commit gets no cover letter: base-commit then ends the patch.
         cover = ["--cover-letter"] if count > 1 else []

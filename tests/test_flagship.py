@@ -1,8 +1,9 @@
 """The flagship proven: threaded busy poll v5 boots on 6.12 and busy polls.
 
-Runs last (file name) because it moves the shared virtio-net build to the
-v5 tip. The per-patch builds for both targets are in README.md ("The
-flagship"), measured with `napipatch test run threaded-busy-poll@v5`.
+Runs last (the ``last`` marker, see tests/conftest.py) because it moves the
+shared virtio-net build to the v5 tip. The per-patch builds for both
+targets are in README.md ("The flagship"), measured with
+`napipatch test run threaded-busy-poll@v5`.
 """
 
 import json
@@ -12,7 +13,7 @@ import pytest
 
 from conftest import ROOT
 
-pytestmark = [pytest.mark.build, pytest.mark.tree]
+pytestmark = [pytest.mark.build, pytest.mark.tree, pytest.mark.last]
 
 
 def test_v5_boots_and_threaded_2_busy_polls(cli, kernel_tree, build_dir):

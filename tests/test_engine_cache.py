@@ -1,0 +1,72 @@
+"""The result cache key covers the code a check runs, not only its own file."""
+
+import importlib
+import sys
+from pathlib import Path
+
+from conftest import LORE
+
+from napipatch.config import Config
+from napipatch.engine import cache as cachemod
+from napipatch.engine.context import SeriesContext
+from napipatch.engine.registry import CheckInfo, discover
+from napipatch.engine.run import Unit, run_unit
+from napipatch.mails.mail import read_mbox
+from napipatch.mails.series import assemble
+
+PKG = Path(__file__).resolve().parent.parent / "napipatch"
+
+
+def test_a_checks_closure_holds_the_helpers_it_imports():
+    files = {p.relative_to(PKG).as_posix() for p in cachemod.source_closure("napipatch.checks.callsites")
+             if PKG in p.parents}
+    # callsites -> kernel/cparse_calls (its parser) and tree/treegrep -> tree/gitutil
+    assert {"kernel/cparse_calls.py", "tree/treegrep.py", "tree/gitutil.py"} <= files
+    assert "cli/__init__.py" not in files  # the front-end is not code a check runs
+
+
+def _fake_check(tmp_path: Path, helper_body: str):
+    pkg = tmp_path / "fakechecks"
+    pkg.mkdir(exist_ok=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "helper.py").write_text(helper_body)
+    # The helper is imported inside the function: it runs all the same.
+    (pkg / "shout.py").write_text(
+        "ID = 'shout'\nSUMMARY = 's'\nSCOPE = 'series'\nNEEDS = 'diff'\n"
+        "def run(ctx):\n    from fakechecks.helper import message\n"
+        "    yield ctx.finding('warning', message())\n")
+    return pkg
+
+
+def test_editing_a_helper_is_a_cache_miss(tmp_path, monkeypatch):
+    monkeypatch.syspath_prepend(str(tmp_path))
+    _fake_check(tmp_path, "def message():\n    return 'old'\n")
+    mod = importlib.import_module("fakechecks.shout")
+    check = CheckInfo(id="shout", summary="s", scope="series", needs="diff", version=1, module=mod)
+    series = assemble(read_mbox(LORE / "threaded-busy-poll-v4.mbox"), "v4")
+    cfg = Config(cache_dir=str(tmp_path / "cache"))
+    ctx = SeriesContext(series=series, config=cfg, patches=[])
+    rcache = cachemod.ResultCache(cfg.cache)
+
+    def run():
+        return run_unit(Unit(check, ctx), series, None, rcache, "")
+
+    first, again = run(), run()
+    assert (first.cached, again.cached) == (False, True)
+    assert [f.message for f in again.findings] == ["old"]
+
+    # A new process sees the edited helper: drop what this one loaded.
+    (tmp_path / "fakechecks" / "helper.py").write_text("def message():\n    return 'new'\n")
+    for name in [n for n in sys.modules if n.startswith("fakechecks")]:
+        del sys.modules[name]
+    cachemod._closure_hash.cache_clear()
+    edited = run()
+    assert edited.cached is False
+    assert [f.message for f in edited.findings] == ["new"]
+    cachemod._closure_hash.cache_clear()
+
+
+def test_every_registered_check_has_a_fingerprint_over_its_helpers():
+    for check in discover().values():
+        version, digest = check.fingerprint.split("-")
+        assert version == str(check.version) and len(digest) == 16

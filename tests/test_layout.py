@@ -1,0 +1,481 @@
+"""The package layout does not regress: no import cycles, short functions.
+
+Fast (no kernel tree): every module of the shipped package is parsed with
+``ast``, nothing is imported. The package is napipatch/ plus what
+pyproject's [tool.setuptools.package-dir] maps into it (checks/ ships as
+napipatch.checks).
+
+Imports count wherever they are, function bodies included: an import
+deferred into a function still ties the two modules together, it only
+hides the cycle until that function runs. ``from X import n`` imports the
+module X.n when that is one of ours, else the module X; importing a package
+means its ``__init__.py`` (parent packages are not counted as imported).
+
+The helpers take a root directory so that the tests at the bottom can run
+them on small synthetic packages: the checks are shown to fail when they
+should and to pass when they should.
+"""
+
+from __future__ import annotations
+
+import ast
+import tomllib
+from collections import deque
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGE = "napipatch"
+MAX_TOP_LEVEL_MODULES = 12
+MAX_FUNCTION_LINES = 80
+
+
+# ---------------------------------------------------------------- discovery
+@dataclass(frozen=True)
+class Module:
+    name: str  # dotted, as imported: napipatch.checks.kdoc
+    path: Path
+    is_package: bool  # an __init__.py
+
+
+@dataclass(frozen=True)
+class Import:
+    source: str
+    target: str
+    path: Path
+    line: int
+    scope: str  # "" at module level, else the enclosing function
+
+    def where(self, root: Path) -> str:
+        inside = f" (in {self.scope})" if self.scope else ""
+        return f"{_rel(self.path, root)}:{self.line}{inside}"
+
+
+def _rel(path: Path, root: Path) -> str:
+    try:
+        return str(path.relative_to(root))
+    except ValueError:
+        return str(path)
+
+
+def package_dirs(root: Path, package: str = PACKAGE) -> dict[str, Path]:
+    """{package name: directory}: ``root/package`` and whatever pyproject's
+    [tool.setuptools.package-dir] maps to a sub-package of it."""
+    dirs = {package: root / package}
+    pyproject = root / "pyproject.toml"
+    if pyproject.exists():
+        mapping = (tomllib.loads(pyproject.read_text()).get("tool", {})
+                   .get("setuptools", {}).get("package-dir", {}))
+        for name, d in mapping.items():
+            if name == package or name.startswith(package + "."):
+                dirs[name] = root / d
+    return dirs
+
+
+def discover(dirs: dict[str, Path]) -> dict[str, Module]:
+    mods: dict[str, Module] = {}
+    for package, d in dirs.items():
+        for path in sorted(d.rglob("*.py")):
+            rel = path.relative_to(d)
+            if "__pycache__" in rel.parts:
+                continue
+            parts = list(rel.with_suffix("").parts)
+            is_package = parts[-1] == "__init__"
+            if is_package:
+                parts.pop()
+            name = ".".join([package, *parts])
+            mods[name] = Module(name, path, is_package)
+    return mods
+
+
+# ------------------------------------------------------------------ imports
+def _functions(tree: ast.AST):
+    """(qualified name, node) of every def, methods and nested ones included."""
+    def walk(node, prefix):
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                name = f"{prefix}{child.name}"
+                yield name, child
+                yield from walk(child, f"{name}.<locals>.")
+            elif isinstance(child, ast.ClassDef):
+                yield from walk(child, f"{prefix}{child.name}.")
+            else:
+                yield from walk(child, prefix)
+    yield from walk(tree, "")
+
+
+def _import_nodes(tree: ast.AST):
+    """(import node, enclosing function or "") for every import in the file."""
+    def walk(node, scope):
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.Import, ast.ImportFrom)):
+                yield child, scope
+            elif isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                yield from walk(child, f"{scope}.{child.name}" if scope else child.name)
+            elif isinstance(child, ast.ClassDef):
+                yield from walk(child, f"{scope}.{child.name}" if scope else child.name)
+            else:
+                yield from walk(child, scope)
+    yield from walk(tree, "")
+
+
+def _targets(mod: Module, node: ast.Import | ast.ImportFrom, known) -> list[str]:
+    """The modules an import statement imports (before keeping our own)."""
+    if isinstance(node, ast.Import):
+        return [alias.name for alias in node.names]
+    if node.level:  # relative: from the package this module is in
+        base = mod.name if mod.is_package else mod.name.rpartition(".")[0]
+        for _ in range(node.level - 1):
+            base = base.rpartition(".")[0]
+        base = f"{base}.{node.module}" if node.module else base
+    else:
+        base = node.module
+    out = []
+    for alias in node.names:
+        sub = f"{base}.{alias.name}"
+        out.append(sub if sub in known else base)
+    return out
+
+
+def imports(mods: dict[str, Module]) -> list[Import]:
+    """Every import of one of our modules by another (self-imports left out)."""
+    found = []
+    for mod in mods.values():
+        tree = ast.parse(mod.path.read_text(), filename=str(mod.path))
+        for node, scope in _import_nodes(tree):
+            for target in _targets(mod, node, mods):
+                if target in mods and target != mod.name:
+                    found.append(Import(mod.name, target, mod.path, node.lineno, scope))
+    return found
+
+
+# ------------------------------------------------------------------- cycles
+def strongly_connected(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Tarjan's strongly connected components (iterative: no recursion limit)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    sccs: list[list[str]] = []
+    counter = 0
+    for start in sorted(graph):
+        if start in index:
+            continue
+        work = [(start, iter(sorted(graph[start])))]
+        index[start] = low[start] = counter
+        counter += 1
+        stack.append(start)
+        on_stack.add(start)
+        while work:
+            node, children = work[-1]
+            for child in children:
+                if child not in index:
+                    index[child] = low[child] = counter
+                    counter += 1
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(graph.get(child, ())))))
+                    break
+                if child in on_stack:
+                    low[node] = min(low[node], index[child])
+            else:
+                work.pop()
+                if work:
+                    parent = work[-1][0]
+                    low[parent] = min(low[parent], low[node])
+                if low[node] == index[node]:
+                    scc = []
+                    while True:
+                        member = stack.pop()
+                        on_stack.discard(member)
+                        scc.append(member)
+                        if member == node:
+                            break
+                    sccs.append(sorted(scc))
+    return sccs
+
+
+def _shortest_cycle(graph: dict[str, set[str]], start: str, within: set[str]) -> list[str]:
+    """start -> ... -> start, fewest edges, staying inside ``within``."""
+    prev: dict[str, str] = {}
+    queue = deque([start])
+    while queue:
+        node = queue.popleft()
+        for child in sorted(graph.get(node, ())):
+            if child == start:
+                path = [node]
+                while path[-1] != start:
+                    path.append(prev[path[-1]])
+                return [*reversed(path), start]
+            if child in within and child not in prev:
+                prev[child] = node
+                queue.append(child)
+    raise AssertionError(f"{start} is on no cycle")  # not reached for an SCC
+
+
+def import_cycles(root: Path, package: str = PACKAGE) -> list[str]:
+    """One message per knot of mutually importing modules, naming a cycle
+    through it and the file:line of each import on that cycle."""
+    mods = discover(package_dirs(root, package))
+    found = imports(mods)
+    graph: dict[str, set[str]] = {name: set() for name in mods}
+    where: dict[tuple[str, str], list[Import]] = {}
+    for imp in found:
+        graph[imp.source].add(imp.target)
+        where.setdefault((imp.source, imp.target), []).append(imp)
+    messages = []
+    for scc in strongly_connected(graph):
+        if len(scc) < 2:
+            continue
+        cycle = _shortest_cycle(graph, scc[0], set(scc))
+        lines = [f"import cycle: {' -> '.join(cycle)}"]
+        for a, b in zip(cycle, cycle[1:]):
+            # one statement importing several names is one site
+            sites = ", ".join(dict.fromkeys(imp.where(root) for imp in where[(a, b)]))
+            lines.append(f"    {a} imports {b} at {sites}")
+        rest = sorted(set(scc) - set(cycle))
+        if rest:
+            lines.append(f"    the same knot also holds: {', '.join(rest)}")
+        messages.append("\n".join(lines))
+    return messages
+
+
+# -------------------------------------------------------------- other rules
+def long_functions(root: Path, package: str = PACKAGE,
+                   limit: int = MAX_FUNCTION_LINES) -> list[str]:
+    """'path:line qualname: N lines' for each def longer than ``limit``
+    (from the def line to its last line, decorators not counted)."""
+    out = []
+    for mod in discover(package_dirs(root, package)).values():
+        tree = ast.parse(mod.path.read_text(), filename=str(mod.path))
+        for name, node in _functions(tree):
+            n = node.end_lineno - node.lineno + 1
+            if n > limit:
+                out.append(f"{_rel(mod.path, root)}:{node.lineno} {mod.name}.{name}: "
+                           f"{n} lines (> {limit})")
+    return out
+
+
+def top_level_modules(root: Path, package: str = PACKAGE) -> list[str]:
+    return sorted(p.name for p in (root / package).glob("*.py"))
+
+
+def subpackages_without_docstring(root: Path, package: str = PACKAGE) -> list[str]:
+    """The sub-packages under ``root/package`` whose __init__.py says nothing."""
+    out = []
+    for init in sorted((root / package).rglob("__init__.py")):
+        if init.parent == root / package or "__pycache__" in init.parts:
+            continue
+        if not ast.get_docstring(ast.parse(init.read_text(), filename=str(init))):
+            out.append(_rel(init, root))
+    return out
+
+
+def imports_of_the_app(root: Path, package: str = PACKAGE, app: str = "cli") -> list[str]:
+    """Imports of the app package ``package.app`` by its own modules other than
+    __init__.py (they share helpers through ``package.app.common``)."""
+    mods = discover(package_dirs(root, package))
+    pkg = f"{package}.{app}"
+    return [f"{imp.where(root)}: {imp.source} imports {pkg} itself"
+            for imp in imports(mods)
+            if imp.target == pkg and imp.source.startswith(pkg + ".")]
+
+
+# ------------------------------------------------------ the real package
+def test_no_import_cycles():
+    cycles = import_cycles(ROOT)
+    if cycles:
+        pytest.fail(f"{len(cycles)} import cycle(s) among napipatch's modules:\n\n"
+                    + "\n\n".join(cycles), pytrace=False)
+
+
+def test_few_modules_directly_in_the_package():
+    top = top_level_modules(ROOT)
+    if len(top) > MAX_TOP_LEVEL_MODULES:
+        pytest.fail(f"{len(top)} modules directly in napipatch/ (at most {MAX_TOP_LEVEL_MODULES}; "
+                    f"move some into a sub-package): {', '.join(top)}", pytrace=False)
+
+
+def test_every_subpackage_says_what_it_is():
+    missing = subpackages_without_docstring(ROOT)
+    if missing:
+        pytest.fail("sub-packages whose __init__.py has no docstring:\n  " + "\n  ".join(missing),
+                    pytrace=False)
+
+
+def test_no_function_longer_than_the_limit():
+    long = long_functions(ROOT)
+    if long:
+        pytest.fail(f"{len(long)} function(s) longer than {MAX_FUNCTION_LINES} lines:\n  "
+                    + "\n  ".join(long), pytrace=False)
+
+
+def test_cli_modules_do_not_import_the_app():
+    found = imports_of_the_app(ROOT)
+    if found:
+        pytest.fail("napipatch/cli modules importing napipatch.cli (the app) instead of "
+                    "napipatch.cli.common:\n  " + "\n  ".join(found), pytrace=False)
+
+
+def test_the_package_is_found():
+    """Guards the checks above against passing on an empty walk."""
+    mods = discover(package_dirs(ROOT))
+    assert {"napipatch", "napipatch.cli", "napipatch.checks", "napipatch.checks.kdoc",
+            "napipatch.engine.registry"} <= set(mods), sorted(mods)
+    assert len(imports(mods)) > 50
+
+
+# ------------------------------------------- the checks on synthetic packages
+def _write(root: Path, files: dict[str, str]) -> Path:
+    for rel, text in files.items():
+        p = root / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(text)
+    return root
+
+
+def test_synthetic_cycle_through_a_function_level_import_is_found(tmp_path):
+    _write(tmp_path, {
+        "pkg/__init__.py": "",
+        "pkg/a.py": "from pkg import b\n",
+        "pkg/b.py": "import os\n\n\ndef later():\n    from pkg.a import thing\n    return thing\n",
+    })
+    [msg] = import_cycles(tmp_path, "pkg")
+    assert msg.splitlines()[0] == "import cycle: pkg.a -> pkg.b -> pkg.a"
+    assert "pkg.a imports pkg.b at pkg/a.py:1" in msg
+    assert "pkg.b imports pkg.a at pkg/b.py:5 (in later)" in msg
+
+
+def test_synthetic_relative_import_cycle_is_found(tmp_path):
+    _write(tmp_path, {
+        "pkg/__init__.py": "",
+        "pkg/sub/__init__.py": "",
+        "pkg/sub/a.py": "from . import b\n",
+        "pkg/sub/b.py": "from ..c import x\n",
+        "pkg/c.py": "class C:\n    def m(self):\n        from .sub.a import y\n",
+    })
+    [msg] = import_cycles(tmp_path, "pkg")
+    assert msg.splitlines()[0] == "import cycle: pkg.c -> pkg.sub.a -> pkg.sub.b -> pkg.c"
+    assert "pkg/c.py:3 (in C.m)" in msg
+
+
+def test_synthetic_acyclic_package_passes(tmp_path):
+    _write(tmp_path, {
+        "pkg/__init__.py": "from pkg import a\n",
+        "pkg/a.py": "from pkg import b\nfrom pkg.sub import leaf\n",
+        "pkg/b.py": "import json\n\n\ndef f():\n    from pkg.sub.leaf import x\n",
+        # the package's __init__ imports a module that imports a sibling of
+        # it through the package: module pkg.sub.leaf, not pkg.sub
+        "pkg/sub/__init__.py": "from pkg.sub import other\n",
+        "pkg/sub/other.py": "from pkg.sub import leaf\n",
+        "pkg/sub/leaf.py": "x = 1\n",
+    })
+    assert import_cycles(tmp_path, "pkg") == []
+
+
+def test_synthetic_from_package_import_name_imports_the_package(tmp_path):
+    """``from pkg.sub import name`` (not a module) is the package's __init__."""
+    _write(tmp_path, {
+        "pkg/__init__.py": "",
+        "pkg/sub/__init__.py": "from pkg.sub import leaf\nname = 1\n",
+        "pkg/sub/leaf.py": "def f():\n    from pkg.sub import name\n",
+    })
+    [msg] = import_cycles(tmp_path, "pkg")
+    assert msg.splitlines()[0] == "import cycle: pkg.sub -> pkg.sub.leaf -> pkg.sub"
+
+
+def test_synthetic_mapped_directory_is_part_of_the_package(tmp_path):
+    _write(tmp_path, {
+        "pyproject.toml": '[tool.setuptools.package-dir]\n"pkg" = "pkg"\n'
+                          '"pkg.plugins" = "plugins"\n',
+        "pkg/__init__.py": "",
+        "pkg/core.py": "from pkg.plugins import one\n",
+        "plugins/__init__.py": "",
+        "plugins/one.py": "from pkg import core\n",
+    })
+    [msg] = import_cycles(tmp_path, "pkg")
+    assert "pkg.core -> pkg.plugins.one -> pkg.core" in msg
+
+
+def test_synthetic_long_functions(tmp_path):
+    body = "".join(f"    x{i} = {i}\n" for i in range(MAX_FUNCTION_LINES - 1))
+    _write(tmp_path, {
+        "pkg/__init__.py": "",
+        # exactly the limit: the def line + 79 lines
+        "pkg/ok.py": f"@decorated\ndef fits():\n{body}",
+        "pkg/long.py": f"class K:\n    def outer(self):\n        def inner():\n"
+                       f"{body.replace('    ', '            ')}            return 1\n"
+                       f"        return inner\n",
+    })
+    assert long_functions(tmp_path, "pkg") == [
+        f"pkg/long.py:2 pkg.long.K.outer: {MAX_FUNCTION_LINES + 3} lines (> {MAX_FUNCTION_LINES})",
+        f"pkg/long.py:3 pkg.long.K.outer.<locals>.inner: {MAX_FUNCTION_LINES + 1} lines "
+        f"(> {MAX_FUNCTION_LINES})",
+    ]
+
+
+def test_synthetic_top_level_and_docstrings(tmp_path):
+    _write(tmp_path, {
+        "pkg/__init__.py": "",
+        "pkg/a.py": "",
+        "pkg/good/__init__.py": '"""Says what it is."""\n',
+        "pkg/bad/__init__.py": "import os\n",
+        "pkg/bad/deeper/__init__.py": "# a comment is not a docstring\n",
+    })
+    assert top_level_modules(tmp_path, "pkg") == ["__init__.py", "a.py"]
+    assert subpackages_without_docstring(tmp_path, "pkg") == [
+        "pkg/bad/__init__.py", "pkg/bad/deeper/__init__.py"]
+
+
+def test_synthetic_cli_module_importing_the_app(tmp_path):
+    _write(tmp_path, {
+        "pkg/__init__.py": "",
+        "pkg/cli/__init__.py": "from pkg.cli import cmd\napp = object()\n",
+        "pkg/cli/common.py": "",
+        "pkg/cli/cmd.py": "from pkg.cli.common import helper\nfrom pkg.cli import common\n\n\n"
+                          "def run():\n    from pkg.cli import app\n",
+        "pkg/cli/other.py": "from . import app\n",
+    })
+    assert imports_of_the_app(tmp_path, "pkg") == [
+        "pkg/cli/cmd.py:6 (in run): pkg.cli.cmd imports pkg.cli itself",
+        "pkg/cli/other.py:1: pkg.cli.other imports pkg.cli itself",
+    ]
+
+
+@pytest.mark.parametrize("graph, cyclic", [
+    ({"a": {"b"}, "b": {"c"}, "c": set()}, []),
+    ({"a": {"b"}, "b": {"a"}}, [["a", "b"]]),
+    ({"a": {"b"}, "b": {"c"}, "c": {"a", "d"}, "d": {"e"}, "e": {"d"}},
+     [["a", "b", "c"], ["d", "e"]]),
+])
+def test_strongly_connected(graph, cyclic):
+    assert sorted(s for s in strongly_connected(graph) if len(s) > 1) == cyclic
+
+
+def test_every_declared_dependency_is_imported():
+    """A declared dependency is one the code uses (celery, an extra, too)."""
+    from importlib.metadata import packages_distributions
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    declared = list(project["dependencies"]) + list(project["optional-dependencies"]["distributed"])
+    dist_of = {}
+    for top, dists in packages_distributions().items():
+        for d in dists:
+            dist_of.setdefault(d.lower().replace("_", "-"), set()).add(top)
+    used = set()
+    for path in list((ROOT / "napipatch").rglob("*.py")) + list((ROOT / "checks").glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_bytes())):
+            if isinstance(node, ast.Import):
+                used.update(a.name.split(".")[0] for a in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                used.add(node.module.split(".")[0])
+    unused = []
+    for spec in declared:
+        name = spec.split(";")[0].split("[")[0].split(">")[0].split("=")[0].split("<")[0].strip()
+        tops = dist_of.get(name.lower().replace("_", "-"), set())
+        assert tops, f"{name} is declared but not installed"
+        if not tops & used:
+            unused.append(name)
+    assert not unused, f"declared but never imported: {unused}"
