@@ -88,7 +88,9 @@ class Config:
 
     @property
     def cache(self) -> Path:
-        p = Path(self.cache_dir).expanduser()
+        # Absolute: its paths go to subprocesses that run elsewhere
+        # (make -C SRC O=..., perl in a scratch directory).
+        p = Path(self.cache_dir).expanduser().absolute()
         p.mkdir(parents=True, exist_ok=True)
         return p
 

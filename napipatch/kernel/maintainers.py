@@ -54,9 +54,12 @@ def get_maintainers(repo: Path, base: str, cache: Path, patches: list[Path]) -> 
                 (Path(td) / name).write_bytes(cp.stdout)
         if not (Path(td) / "MAINTAINERS").is_file():
             raise NapipatchError(repo, f"no MAINTAINERS file at {base[:12]}")
+        # The script runs in the scratch directory: relative patch paths
+        # (the default store is ./series) would name nothing there.
+        paths = [str(Path(p).absolute()) for p in patches]
         out = []
         for which in ("--nol", "--nom"):
-            cp = subprocess.run(["perl", str(script), *_COMMON, which, *map(str, patches)],
+            cp = subprocess.run(["perl", str(script), *_COMMON, which, *paths],
                                 cwd=td, capture_output=True, text=True, errors="replace",
                                 timeout=300)
             if cp.returncode != 0:
