@@ -88,7 +88,9 @@ class Config:
 
     @property
     def cache(self) -> Path:
-        p = Path(self.cache_dir).expanduser()
+        # Absolute: its paths go to subprocesses that run elsewhere
+        # (make -C SRC O=..., perl in a scratch directory).
+        p = Path(self.cache_dir).expanduser().absolute()
         p.mkdir(parents=True, exist_ok=True)
         return p
 
@@ -164,8 +166,18 @@ def _entries(repo: Path | None) -> list[tuple[str, str, str, str]]:
     for i in range(0, len(fields_) - 2, 3):
         scope, origin, kv = fields_[i:i + 3]
         key, _, value = kv.partition("\n")
-        entries.append((scope, origin, key.lower(), value))
+        entries.append((scope, _absolute(origin, repo), key.lower(), value))
     return entries
+
+
+def _absolute(origin: str, repo: Path | None) -> str:
+    """git's origin with the file made absolute: git prints a repository's
+    own config as ``file:.git/config``, which cannot tell the current
+    directory's repository from the tree's."""
+    kind, _, path = origin.partition(":")
+    if kind != "file" or not path or repo is None or Path(path).is_absolute():
+        return origin
+    return f"file:{(repo / path).absolute()}"
 
 
 def layers(tree: Path | None = None) -> list[tuple[str, str, str, str]]:

@@ -10,9 +10,21 @@ SUDO=""
 [ "$(id -u)" = 0 ] || SUDO=sudo
 export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -qq
+# --no-install-recommends keeps the machine small, so what the project
+# uses from a package's Recommends is listed here by name:
+# - git-email's Recommends: git send-email (napipatch send, the hooks)
+#   needs Mail::Address for every address ("Compilation failed in require"
+#   without it), Authen::SASL for SMTP login (sendemail.smtpUser),
+#   IO::Socket::SSL for TLS, and checks addresses with Email::Valid when
+#   there; perl 5.36's Net::SMTP does TLS itself, so not libnet-smtp-ssl-perl;
+# - kmod: depmod for `make modules_install` (the idpf target's modules).
+# checkpatch.pl, get_maintainer.pl and kernel-doc use only core perl modules,
+# public-inbox has no Recommends, and qemu-system-x86 Depends on seabios and
+# ipxe-qemu (its Recommends: a GUI, qemu-utils, OVMF, are not used).
 $SUDO apt-get install -y -q --no-install-recommends \
     git git-email perl python3 python3-venv python3-pip ca-certificates xz-utils \
-    make gcc libc6-dev flex bison bc libelf-dev libssl-dev cpio dwarves ccache \
+    libmailtools-perl libauthen-sasl-perl libemail-valid-perl libio-socket-ssl-perl \
+    make gcc libc6-dev flex bison bc libelf-dev libssl-dev cpio dwarves ccache kmod \
     qemu-system-x86 busybox-static linux-source-6.12 public-inbox \
     redis-server openssh-server openssh-client iproute2 ethtool iputils-ping >/dev/null
 [ -x .venv/bin/python ] || python3 -m venv .venv

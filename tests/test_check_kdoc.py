@@ -13,7 +13,7 @@ import json
 
 import pytest
 
-from conftest import ROOT, check_findings, edit, one_patch
+from conftest import ROOT, check_findings, edit, git, one_patch
 from napipatch.kernel import kerneldoc
 from napipatch.kernel.cparse import find_functions, param_name
 
@@ -216,3 +216,38 @@ def test_kernel_doc_script_choice(tmp_path):
     py.parent.mkdir(parents=True)
     py.write_text("#!/usr/bin/env python3\n")
     assert kerneldoc.command(tmp_path) == ["python3", str(py)]
+
+
+OPS_DOC = """/**
+ * struct netdev_foo_ops - callbacks of a foo
+ * @open: open it
+ *\t@dev: the device
+ * @close: close it
+ *\t@dev: the device
+ */
+struct netdev_foo_ops {
+\tint (*open)(struct net_device *dev);
+\tvoid (*close)(struct net_device *dev);
+};
+
+"""
+
+
+@pytest.mark.tree
+def test_warning_kernel_doc_prints_twice_is_reported_once(kernel_tree, base_commit,
+                                                           tmp_path, cli):
+    # 6.12's perl kernel-doc prints "Excess struct member 'dev'" once per
+    # @dev line, with the same line number (as it does for hwmon_ops and
+    # vdpa_config_ops in 6.12): one comment for the reviewer.
+    path = "include/net/netdev_queues.h"
+    text = edit(kernel_tree, base_commit, path, "\n#endif\n", "\n" + OPS_DOC + "#endif\n")
+    script = tmp_path / "kernel-doc"
+    script.write_text(git(kernel_tree, "cat-file", "blob", f"{base_commit}:scripts/kernel-doc"))
+    twice = kerneldoc.run(["perl", str(script)], {path: text})
+    assert len(twice) == 2 and twice[0] == twice[1]
+    d = series(kernel_tree, base_commit, tmp_path, {path: text})
+    fs = findings(cli, d, "--tree", kernel_tree)
+    close = text.splitlines().index("struct netdev_foo_ops {") + 4
+    assert where(fs) == [(1, "warning", path, close)]
+    assert fs[0]["message"] == ("new kernel-doc warning: Excess struct member 'dev' "
+                                "description in 'netdev_foo_ops'")

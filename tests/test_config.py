@@ -1,6 +1,6 @@
 """napipatch.* keys: documented in README.md and honoured from git config."""
 
-from conftest import LORE, ROOT
+from conftest import LORE, ROOT, format_patch, git, small_repo
 
 from napipatch.config import KEYS
 
@@ -46,3 +46,75 @@ def test_a_bad_value_is_one_line_naming_the_key(cli, tmp_path):
             key = "napipatch." + line.split(" =")[0]
             assert cp.stderr.startswith(f"napipatch: error: {key} (file:{gc}): "), cp.stderr
             assert why in cp.stderr and cp.stderr.count("\n") == 1 and "Traceback" not in cp.stderr
+
+
+# ------------------------------------------------ which repository's config
+def _layers(cli, tmp_path):
+    """The project directory (cli.cwd) and a tree, each a repository with
+    its own napipatch.executor; git's global and system config left out.
+    Returns (env, tree, series directory made from the tree's last commit)."""
+    gc = tmp_path / "gitconfig"
+    gc.write_text("")
+    env = {"GIT_CONFIG_GLOBAL": str(gc), "GIT_CONFIG_NOSYSTEM": "1"}
+    git(cli.cwd, "init", "-q")
+    git(cli.cwd, "config", "napipatch.executor", "from-project")
+    git(cli.cwd, "config", "napipatch.jobs", "3")
+    tree = small_repo(tmp_path / "linux")
+    (tree / "a.c").write_text("int a;\n")
+    git(tree, "add", "a.c")
+    git(tree, "commit", "-q", "-m", "a: add")
+    (tree / "a.c").write_text("int a;\nint b;\n")
+    git(tree, "commit", "-q", "-am", "a: add b\n\nSigned-off-by: T <t@example.org>")
+    git(tree, "config", "napipatch.executor", "from-tree")
+    series = format_patch(tree, "HEAD~1..HEAD", tmp_path / "mails")
+    return env, tree, series
+
+
+def _line(out: str, key: str) -> str:
+    return next(ln for ln in out.splitlines() if ln.startswith(key + " "))
+
+
+def test_tree_repository_config_wins_over_the_current_directory(cli, tmp_path):
+    env, tree, series = _layers(cli, tmp_path)
+    here, there = f"file:{cli.cwd}/.git/config", f"file:{tree}/.git/config"
+    # napipatch config: every value with the file it came from, as git says
+    out = cli("config", env=env, check=0).stdout
+    assert _line(out, "napipatch.executor").split("#")[0].split("=")[1].strip() == "from-project"
+    assert f"# {here}: where build/boot jobs run" in _line(out, "napipatch.executor")
+    assert "# default: " in _line(out, "napipatch.broker-url")
+    out = cli("config", "--tree", tree, env=env, check=0).stdout
+    assert "= from-tree" in _line(out, "napipatch.executor")
+    assert f"# {there}: " in _line(out, "napipatch.executor")
+    assert "= 3" in _line(out, "napipatch.jobs") and f"# {here}: " in _line(out, "napipatch.jobs")
+    # napipatch test build --tree reads the same layers: the tree's value wins
+    # (an unknown executor stops it before anything is built).
+    cp = cli("test", "build", series, "--tree", tree, env=env)
+    assert (cp.returncode, cp.stderr.strip()) == (
+        2, "napipatch: error: napipatch.executor: unknown executor 'from-tree' (local, celery)")
+    # ... and the project's value applies when the tree's repository says nothing.
+    git(tree, "config", "--unset", "napipatch.executor")
+    cp = cli("test", "build", series, "--tree", tree, env=env)
+    assert (cp.returncode, cp.stderr.strip()) == (
+        2, "napipatch: error: napipatch.executor: unknown executor 'from-project' (local, celery)")
+
+
+def test_tree_from_napipatch_tree_is_a_layer_too(cli, tmp_path):
+    # No --tree: napipatch.tree (here relative, in the project's config)
+    # names the tree, and its repository's config is read all the same.
+    env, tree, series = _layers(cli, tmp_path)
+    git(cli.cwd, "config", "napipatch.tree", "linux")
+    assert "= from-tree" in _line(cli("config", env=env, check=0).stdout, "napipatch.executor")
+    cp = cli("test", "build", series, env=env)
+    assert (cp.returncode, cp.stderr.strip()) == (
+        2, "napipatch: error: napipatch.executor: unknown executor 'from-tree' (local, celery)")
+
+
+def test_check_tree_reads_the_tree_config_and_names_its_file(cli, tmp_path):
+    env, tree, series = _layers(cli, tmp_path)
+    git(tree, "config", "napipatch.jobs", "many")
+    cp = cli("check", series, "--tree", tree, "--only", "apply", env=env)
+    assert (cp.returncode, cp.stderr) == (
+        2, f"napipatch: error: napipatch.jobs (file:{tree}/.git/config): "
+           "'many' is not a whole number\n")
+    cp = cli("check", series, "--only", "apply", env=env)  # no tree: the project's 3
+    assert cp.returncode == 0, cp.stderr

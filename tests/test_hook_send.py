@@ -170,6 +170,32 @@ def test_send_clean_series_arrives_threaded_recorded_and_tagged(cli, env, smtp, 
     assert git(linux, "rev-parse", "gro-v1^{commit}") == commits["c2"]
 
 
+def test_send_dry_run_from_the_project_directory_with_relative_store(cli, env, smtp, linux,
+                                                                      commits):
+    # The default set-up: run from the project's repository, the store the
+    # relative ./series, and a relative napipatch.cache-dir there too.
+    # get_maintainer.pl runs in a scratch directory, so every path napipatch
+    # hands it (the patches, the trusted script) must be absolute.
+    git(cli.cwd, "init", "-q")
+    git(cli.cwd, "config", "napipatch.cache-dir", "cache-rel")
+    rel = {**env, "NAPIPATCH_SERIES_DIR": "series"}
+    blurb = cli.cwd / "blurb.txt"
+    blurb.write_text("Two comments for readers of gro_cells.c.\n")
+    cli("series", "export", f"{commits['base']}..{commits['c2']}", "--name", "gro", "--repo",
+        linux, "--base", commits["base"], "--title", "net: gro_cells: comments", "--blurb",
+        blurb, env=rel, check=0)
+    assert len(list((cli.cwd / "series" / "gro" / "v1").glob("*.patch"))) == 3
+    cp = cli("send", "gro@v1", "--repo", linux, "--only", ONLY, "--dry-run", env=rel)
+    assert cp.returncode == 0, cp.stderr
+    assert "would send gro@v1: 3 messages" in cp.stdout
+    to = next(ln for ln in cp.stdout.splitlines() if ln.startswith("To: "))
+    cc = next(ln for ln in cp.stdout.splitlines() if ln.startswith("Cc: "))
+    # net/core/gro_cells.c: NETWORKING [GENERAL]'s maintainers in To, netdev in Cc
+    assert "davem@davemloft.net" in to and "netdev@vger.kernel.org" in cc
+    assert list((cli.cwd / "cache-rel" / "trusted").glob("*/scripts/get_maintainer.pl"))
+    assert smtp.envelopes == []
+
+
 def test_send_bad_input(cli, env, smtp):
     cp = cli("send", "nosuch", "--to", "a@example.org", env=env)
     assert cp.returncode == 2

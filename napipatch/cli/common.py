@@ -33,8 +33,12 @@ BASE = typer.Option(None, "--base", help="Base when the series has no usable bas
 
 
 def load_config(repo: Optional[Path] = None) -> configmod.Config:
-    """The configuration for a command working on the tree ``repo``."""
+    """The configuration for a command working on the tree ``repo``
+    (--tree/--repo, else napipatch.tree): the tree's repository config
+    is the last layer either way."""
     cfg = configmod.load(repo)
+    if repo is None and cfg.tree:
+        cfg = configmod.load(Path(cfg.tree).expanduser())
     if state.get("store"):
         cfg.series_dir = str(state["store"])
     return cfg

@@ -19,8 +19,6 @@ def config_cmd(tree: Optional[Path] = typer.Option(
     directory's repository, the tree's repository (--tree or napipatch.tree).
     """
     cfg = load_config(tree)
-    if tree is None and cfg.tree:
-        cfg = load_config(Path(cfg.tree).expanduser())
     for key, attr, _default, helptext in configmod.KEYS:
         value = getattr(cfg, attr)
         shown = str(value).lower() if isinstance(value, bool) else str(value)

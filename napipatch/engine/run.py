@@ -3,8 +3,9 @@
 ``run_checks`` in four steps, one function each: apply the series (or take
 the ``Applied`` a caller already made), plan the units of work (one check
 on one patch, or on the series), run each unit through the result cache,
-and aggregate the findings into a ``Report``. Independent units go to a
-thread pool: the checks mostly wait on perl, python and git subprocesses.
+and aggregate the findings into a ``Report`` (each identical finding once).
+Independent units go to a thread pool: the checks mostly wait on perl,
+python and git subprocesses.
 """
 
 from __future__ import annotations
@@ -137,6 +138,24 @@ def result_of(check: CheckInfo, outcomes: list[Outcome]) -> CheckResult:
                        reason="some patches did not apply" if "partial" in states else "")
 
 
+def unique(findings: list[Finding]) -> list[Finding]:
+    """``findings`` with each (check, patch, file, line, message) once.
+
+    Tools repeat themselves (perl kernel-doc prints some warnings twice);
+    a reviewer reads a comment once. The first copy is kept, at the most
+    severe severity any copy had.
+    """
+    first: dict[tuple, Finding] = {}
+    for f in findings:
+        key = (f.check, f.patch, f.file, f.line, f.message)
+        have = first.get(key)
+        if have is None:
+            first[key] = f
+        elif f.severity.rank < have.severity.rank:
+            first[key] = replace(have, severity=f.severity)
+    return list(first.values())
+
+
 def run_checks(series: Series, config: Config, tree: Path | None = None,
                base: str | None = None, only: list[str] | None = None,
                skip: list[str] | None = None, use_cache: bool = True,
@@ -168,7 +187,7 @@ def run_checks(series: Series, config: Config, tree: Path | None = None,
     for check in checks:
         mine = [o for u, o in zip(units, outcomes) if u.check is check]
         result = result_of(check, mine)
-        report.add(result, [f for o in mine for f in o.findings])
+        report.add(result, unique([f for o in mine for f in o.findings]))
         if progress:
             progress(result)
     report.findings.sort(key=lambda f: f.sort_key)

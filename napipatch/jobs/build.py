@@ -46,7 +46,8 @@ Progress = Callable[[str], None]
 
 def build_root(cache: Path) -> Path:
     env = os.environ.get("NAPIPATCH_BUILD_DIR")
-    return Path(env).expanduser() if env else Path(cache) / "build"
+    # Absolute: make runs with -C SRC and reads O= from there.
+    return (Path(env).expanduser() if env else Path(cache) / "build").absolute()
 
 
 @dataclass

@@ -28,10 +28,25 @@ def clean_address(value: str) -> str:
     return " ".join(str(value).replace("\r", " ").replace("\n", " ").split())
 
 
+def _getaddresses(value: str) -> list[tuple[str, str]]:
+    """(name, address) pairs of an address list, parsed leniently.
+
+    Debian 12's Python (3.11.2-6+deb12u9, the CVE-2023-27043 fix) parses
+    strictly and gives nothing at all for a list with one malformed entry,
+    so a good address next to junk would be lost; the lenient parse keeps
+    it, and split_addresses drops the junk. Older Pythons have no
+    ``strict`` and are lenient already.
+    """
+    try:
+        return email.utils.getaddresses([value], strict=False)
+    except TypeError:
+        return email.utils.getaddresses([value])
+
+
 def split_addresses(value: str) -> list[str]:
     """``Name <addr>`` entries of an address list, CR/LF stripped, junk dropped."""
     out = []
-    for name, addr in email.utils.getaddresses([clean_address(value)]):
+    for name, addr in _getaddresses(clean_address(value)):
         if "@" not in addr or any(c in addr for c in '<>", '):
             continue
         if name:
@@ -54,9 +69,12 @@ def get_maintainers(repo: Path, base: str, cache: Path, patches: list[Path]) -> 
                 (Path(td) / name).write_bytes(cp.stdout)
         if not (Path(td) / "MAINTAINERS").is_file():
             raise NapipatchError(repo, f"no MAINTAINERS file at {base[:12]}")
+        # The script runs in the scratch directory: relative patch paths
+        # (the default store is ./series) would name nothing there.
+        paths = [str(Path(p).absolute()) for p in patches]
         out = []
         for which in ("--nol", "--nom"):
-            cp = subprocess.run(["perl", str(script), *_COMMON, which, *map(str, patches)],
+            cp = subprocess.run(["perl", str(script), *_COMMON, which, *paths],
                                 cwd=td, capture_output=True, text=True, errors="replace",
                                 timeout=300)
             if cp.returncode != 0:
