@@ -352,3 +352,22 @@ def test_ynl_spec_with_a_python_tag(cli, kernel_tree, base_commit, tmp_path):
     assert any(m.startswith(f"{spec} does not load: not valid YAML") and "python/object" in m
                for m in errs), errs
     assert not (tmp_path / "pwned").exists() and not (ROOT / "pwned").exists()
+
+
+@pytest.mark.tree
+def test_ynl_schema_with_a_python_tag(cli, kernel_tree, base_commit, tmp_path):
+    """The schema the spec is validated against comes from the patch too."""
+    spec, schema = "Documentation/netlink/specs/netdev.yaml", "Documentation/netlink/genetlink.yaml"
+    text = git(kernel_tree, "cat-file", "blob", f"{base_commit}:{spec}") + "\n# touched\n"
+    sch = git(kernel_tree, "cat-file", "blob", f"{base_commit}:{schema}") + "\n"
+    sch = sch.replace("$schema:", "x-evil: !!python/name:os.system\n$schema:", 1)
+    c = commit_files(kernel_tree, base_commit, {spec: text, schema: sch},
+                     "netdev: python tag in the schema\n\nFixture.\n")
+    d = format_patch(kernel_tree, f"{base_commit}..{c}", tmp_path / "ynl")
+    cp = run(cli, "check", d, "--tree", kernel_tree, "--only", "ynl", "--format", "json",
+             timeout=300)
+    assert cp.returncode == 1, cp.stderr
+    data = json.loads(cp.stdout)
+    assert data["checks"][0]["status"] == "fail"
+    errs = [f["message"] for f in data["findings"] if f["severity"] == "error"]
+    assert any(f"{spec}: {schema}: its schema does not load" in m for m in errs), errs
