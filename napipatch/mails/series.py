@@ -127,7 +127,9 @@ def assemble(mails: list[PatchMail], source: str, name: str | None = None,
         slots[i] = m
     missing = [i for i in range(1, total + 1) if i not in slots]  # total <= MAX_PATCHES
     if missing:
-        what = ", ".join(f"{i}/{total}" for i in missing)
+        what = ", ".join(f"{i}/{total}" for i in missing[:10])
+        if len(missing) > 10:
+            what += f" ... ({len(missing)} patches)"
         raise NapipatchError(source, f"v{version} is incomplete: patch {what} missing")
     return Series(name=name or name_from(slots.get(0) or slots[1]), version=version,
                   cover=slots.get(0), patches=[slots[i] for i in range(1, total + 1)],
