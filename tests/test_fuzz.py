@@ -354,6 +354,8 @@ def test_fuzz(tmp_path):
             problems.append(f"{what}: exit {res['rc']}: {res['stderr'][-600:]}")
         elif "Traceback" in res["stderr"] or "Traceback" in res["stdout"]:
             problems.append(f"{what}: traceback: {res['stderr'][-600:]}")
+        elif "check crashed" in res["stdout"]:
+            problems.append(f"{what}: a check crashed: {res['stdout'][-600:]}")
         elif res["rc"] == 2 and not one_error(res["stderr"]):
             problems.append(f"{what}: exit 2 without one error line: {res['stderr'][-600:]}")
     print(f"\nfuzz: seed {SEED}: {len(cases)} inputs, {len(jobs)} command lines in "
@@ -375,3 +377,126 @@ def test_generator_is_seeded():
     b = [(c.label, c.args) for c in generate(7, 40)]
     assert a == b
     assert {c.label.split()[0] for c in generate(7, 200)} == {"mbox", "dir", "target", "name"}
+
+
+# ------------------------------------------------------------------ with --tree
+TREE_FILES = ["net/core/dev.c", "include/linux/netdevice.h", "include/net/busy_poll.h",
+              "Documentation/netlink/specs/netdev.yaml", "include/uapi/linux/netdev.h",
+              "net/core/netdev-genl.c", "drivers/net/ethernet/intel/idpf/idpf_txrx.h"]
+TREE_COUNT = int(os.environ.get("NAPIPATCH_FUZZ_TREE_COUNT", "48"))
+
+
+def _tree_edit(r, text: str, path: str) -> str | None:
+    """A hostile version of ``text`` (None: delete the file)."""
+    kind = r.randrange(11)
+    lines = text.split("\n")
+    at = r.randrange(len(lines))
+    if kind == 0:
+        return None
+    if kind == 1:
+        return ""
+    if kind == 2:   # a 20,000-line hunk (the 100,000-line one runs without --tree)
+        return text + "".join(f"static int fuzz_{i}\n" for i in range(20_000))
+    if kind == 3:   # an unterminated comment or kernel-doc block
+        return "\n".join(lines[:at] + ["/**", " * fuzz() - broken", " * @x:"] + lines[at:])
+    if kind == 4:   # a python tag where YAML is read
+        return text.replace("name:", "name: !!python/object/apply:os.system [\"touch "
+                            + PWNED + "\"]\nx:", 1)
+    if kind == 5:   # a huge struct member
+        return text.replace("struct net_device {", "struct net_device {\n\tint "
+                            + "a," * 20000 + "b;", 1)
+    if kind == 6:   # unbalanced parentheses and braces
+        return "\n".join(lines[:at] + ["int fuzz(" * 200, "{" * 50] + lines[at:])
+    if kind == 7:   # control characters and invalid UTF-8 stand-ins
+        return text.replace("\n", "\n\x1b[31m\u2028", r.randint(1, 50))
+    if kind == 8:   # every prototype renamed
+        return text.replace("(", "_fz(", 400)
+    if kind == 9:   # a script the patch would like napipatch to run
+        return text + "\n# $(touch " + PWNED + ")\n`touch " + PWNED + "`\n"
+    return "\n".join(r.sample(lines, min(len(lines), 2000)))
+
+
+def _tree_case(r, tree, base, k: int, out: Path) -> Path:
+    from conftest import commit_files, format_patch
+
+    changes, links = {}, []
+    for path in r.sample(TREE_FILES, r.randint(1, 2)):
+        if r.random() < 0.15:
+            links.append(path)
+            continue
+        text = subprocess.run(["git", "-C", str(tree), "cat-file", "blob", f"{base}:{path}"],
+                              capture_output=True, text=True).stdout
+        changes[path] = _tree_edit(r, text, path)
+    if r.random() < 0.1:
+        changes["scripts/checkpatch.pl"] = f"#!/usr/bin/perl\nsystem('touch {PWNED}');\n"
+    c = commit_files(tree, base, changes or {"net/core/fz.c": "int x;\n"},
+                     f"net: fuzz {k}\n\nHostile tree input {k}.\n")
+    for path in links:   # a header replaced by a symlink
+        c = _link(tree, c, path, "../../tools/include/linux/types.h", k)
+    d = format_patch(tree, f"{base}..{c}", out)
+    if r.random() < 0.25:   # and the mail mangled after format-patch
+        f = sorted(d.glob("*.patch"))[0]
+        f.write_bytes(r.choice(MAIL_MUTATORS)(r, f.read_bytes()))
+    return d
+
+
+def _link(tree, parent, path, target, k):
+    from conftest import git
+
+    idx = Path(os.environ.get("TMPDIR", "/tmp")) / f"fz-index-{os.getpid()}-{k}"
+    env = {"GIT_INDEX_FILE": str(idx)}
+    git(tree, "read-tree", parent, env=env)
+    blob = git(tree, "hash-object", "-w", "--stdin", input=target)
+    git(tree, "update-index", "--cacheinfo", f"120000,{blob},{path}", env=env)
+    t = git(tree, "write-tree", env=env)
+    idx.unlink()
+    ident = {"GIT_AUTHOR_NAME": "F", "GIT_AUTHOR_EMAIL": "f@example.org",
+             "GIT_COMMITTER_NAME": "F", "GIT_COMMITTER_EMAIL": "f@example.org",
+             "GIT_AUTHOR_DATE": "2026-01-01T00:00:00Z", "GIT_COMMITTER_DATE": "2026-01-01T00:00:00Z"}
+    return git(tree, "commit-tree", t, "-p", parent, "-F", "-",
+               input=f"net: link {k}\n\nSigned-off-by: F <f@example.org>\n", env=ident)
+
+
+@pytest.mark.tree
+def test_fuzz_tree(tmp_path, kernel_tree, base_commit):
+    """48 hostile patches checked with --tree: same rules, and checks that
+    run too long (30 s here) end as ``timeout`` findings instead of holding
+    the report."""
+    r = random.Random(SEED)
+    home, work, tmp, cache, inputs = (tmp_path / n for n in ("home", "work", "tmp", "cache", "in"))
+    for d in (home, work, tmp):
+        d.mkdir()
+    jobs = []
+    for k in range(TREE_COUNT):
+        d = _tree_case(r, kernel_tree, base_commit, k, inputs / f"{k:02d}")
+        fmt = r.choice(["text", "json"])
+        jobs.append({"args": ["check", str(d), "--tree", str(kernel_tree), "--format", fmt],
+                     "timeout": 300, "case": k})
+    env = dict(os.environ, HOME=str(home), TMPDIR=str(tmp), XDG_CACHE_HOME=str(cache),
+               NAPIPATCH_SERIES_DIR=str(tmp_path / "store"), GIT_CONFIG_NOSYSTEM="1",
+               GIT_CONFIG_GLOBAL=str(home / ".gitconfig"), GIT_CONFIG_COUNT="1",
+               GIT_CONFIG_KEY_0="napipatch.check-timeout", GIT_CONFIG_VALUE_0="30")
+    before_repo = repo_state()
+    t0 = time.monotonic()
+    per = -(-len(jobs) // WORKERS)
+    batches = [jobs[k:k + per] for k in range(0, len(jobs), per)]
+    with ThreadPoolExecutor(WORKERS) as pool:
+        results = [x for got in pool.map(lambda b: run_batch(b, env, work), batches) for x in got]
+    elapsed = time.monotonic() - t0
+    problems = []
+    for job, res in zip(jobs, results):
+        what = f"seed {SEED} tree case {job['case']}: {job['args']!r}"
+        if res["late"]:
+            problems.append(f"{what}: still running after 300 s")
+        elif res["rc"] not in (0, 1, 2):
+            problems.append(f"{what}: exit {res['rc']}: {res['stderr'][-600:]}")
+        elif "Traceback" in res["stderr"] or "check crashed" in res["stdout"]:
+            problems.append(f"{what}: traceback or crashed check: "
+                            f"{(res['stderr'] or res['stdout'])[-600:]}")
+    print(f"\nfuzz --tree: seed {SEED}: {len(jobs)} patches in {elapsed:.0f} s; exit statuses "
+          f"{dict(sorted(Counter(x['rc'] for x in results).items()))}; slowest "
+          f"{max(x['seconds'] for x in results):.0f} s")
+    assert not problems, "\n".join(problems[:20])
+    assert repo_state() == before_repo
+    assert not any(tmp_path.rglob(PWNED)) and not (ROOT / PWNED).exists()
+    assert not (kernel_tree / PWNED).exists()
