@@ -265,7 +265,9 @@ def test_remote_plan_runs_over_ssh(tmp_path, sshd, veth_netns, artifacts, kernel
     assert (copied / "bzImage").read_bytes() == (artifacts / "bzImage").read_bytes()
     assert (copied / "modules.tar.gz").is_file()
     # accept-new recorded the loopback sshd's key on first contact.
-    assert "[127.0.0.1]:" in (key.parent / "known_hosts").read_text()
+    found = subprocess.run(["ssh-keygen", "-F", f"[127.0.0.1]:{port}", "-f",
+                            str(key.parent / "known_hosts")], capture_output=True, text=True)
+    assert found.returncode == 0, found.stderr
 
 
 def test_unreachable_host_is_an_infrastructure_error(tmp_path, redis_url, workers, kernel_tree,

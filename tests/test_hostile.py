@@ -371,3 +371,56 @@ def test_ynl_schema_with_a_python_tag(cli, kernel_tree, base_commit, tmp_path):
     assert data["checks"][0]["status"] == "fail"
     errs = [f["message"] for f in data["findings"] if f["severity"] == "error"]
     assert any(f"{spec}: {schema}: its schema does not load" in m for m in errs), errs
+
+
+def _sshd(d, hostkey, port):
+    (d / "config").write_text(
+        f"Port {port}\nListenAddress 127.0.0.1\nHostKey {hostkey}\n"
+        f"AuthorizedKeysFile {d / 'authorized_keys'}\nPermitRootLogin prohibit-password\n"
+        f"StrictModes no\nUsePAM no\nPidFile {d / 'pid'}\nPasswordAuthentication no\n")
+    p = subprocess.Popen(["/usr/sbin/sshd", "-D", "-e", "-f", str(d / "config")],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    import socket
+    for _ in range(100):
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            return p
+        except OSError:
+            time.sleep(0.1)
+    p.kill()
+    pytest.fail("sshd did not start")
+
+
+@pytest.mark.skipif(not os.path.exists("/usr/sbin/sshd"), reason="needs openssh-server")
+def test_ssh_host_key_recorded_then_a_changed_key_refused(tmp_path):
+    import socket
+
+    from napipatch.jobs.remote import RemoteHost, Ssh
+
+    d = tmp_path
+    for k in ("host", "host2", "user"):
+        subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(d / k)],
+                       check=True)
+    (d / "authorized_keys").write_text((d / "user.pub").read_text())
+    os.makedirs("/run/sshd", exist_ok=True)
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    h = RemoteHost(host="127.0.0.1", iface="lo", port=port, key=str(d / "user"),
+                   known_hosts=str(d / "known_hosts"))
+    p = _sshd(d, d / "host", port)
+    try:
+        assert Ssh(h).run("echo first").stdout.strip() == "first"   # accept-new
+        assert (d / "known_hosts").read_text().strip()
+    finally:
+        p.kill()
+        p.wait()
+    p = _sshd(d, d / "host2", port)   # the same host with another key
+    try:
+        with pytest.raises(Exception, match="Host key verification failed"):
+            Ssh(h).run("echo changed")
+        h.insecure_host_key = True
+        assert Ssh(h).run("echo loose").stdout.strip() == "loose"
+    finally:
+        p.kill()
+        p.wait()
