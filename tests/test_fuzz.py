@@ -85,10 +85,12 @@ def set_header(msg: bytes, name: str, value: bytes) -> bytes:
 
 
 def m_truncate(r, m):
-    return m[:r.randrange(len(m))]
+    return m[:r.randrange(len(m))] if m else m
 
 
 def m_bitflip(r, m):
+    if not m:
+        return m
     b = bytearray(m)
     for _ in range(r.randint(1, 40)):
         i = r.randrange(len(b))
