@@ -185,6 +185,16 @@ def run(ctx):
     if not changes:
         return []
     names = {c.name for c in changes} | {c.new_name for c in changes if c.new_name}
+    if len(names) > treegrep.MAX_WORDS:
+        # Not a prototype change a reviewer can follow (a header emptied or
+        # replaced by a symlink): say so rather than grep for minutes.
+        headers = sorted({c.header for c in changes})
+        return [ctx.finding(
+            "warning", f"the patch changes {len(names)} prototypes in "
+                       f"{', '.join(headers[:3])}{' ...' if len(headers) > 3 else ''}; callers "
+                       f"not checked (at most {treegrep.MAX_WORDS} functions at a time)",
+            file=headers[0] if headers else None,
+            hint="split the patch, or check the callers by hand")]
     files = _grep(ctx, names)
     occ: dict[str, list[Occurrence]] = {}
     for path in sorted(files):

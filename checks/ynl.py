@@ -287,11 +287,17 @@ def _validate(ctx, spec_path: str, post: str, spec) -> tuple[list, bool]:
     old = set()
     if pre is not None and schema_rel:
         old = {p.key for p in ynlspec.validate(pre, ctx.pre_text(schema_rel) or schema or "{}")}
-    out = [ctx.finding("error", f"{spec_path} does not validate against {schema_rel or 'YAML'}: "
-                                f"{p.message}", file=spec_path, line=p.line,
-                       hint="see Documentation/userspace-api/netlink/specs.rst")
+    out = [ctx.finding("error", _problem_text(spec_path, schema_rel, p), file=spec_path,
+                       line=p.line, hint="see Documentation/userspace-api/netlink/specs.rst")
            for p in problems if p.key not in old]
     return out, False
+
+
+def _problem_text(spec_path: str, schema_rel: str | None, p) -> str:
+    if p.key in ("yaml", "schema"):   # the spec or its schema does not load
+        return f"{spec_path} {p.message}" if p.key == "yaml" else \
+            f"{spec_path}: {schema_rel or 'schema'}: {p.message}"
+    return f"{spec_path} does not validate against {schema_rel or 'YAML'}: {p.message}"
 
 
 def _lint(ctx, spec_path: str, post: str, spec: dict) -> list:

@@ -41,6 +41,8 @@ KEYS: list[tuple[str, str, str, str]] = [
      "results cache, trusted script copies, build directories"),
     ("napipatch.jobs", "jobs", str(os.cpu_count() or 2),
      "checks run in parallel"),
+    ("napipatch.check-timeout", "check_timeout", "600",
+     "seconds one check may run on one patch before it is reported as timed out (0: no limit)"),
     ("napipatch.checkpatch-ignore", "checkpatch_ignore",
      "COMMIT_LOG_LONG_LINE,MACRO_ARG_REUSE,ALLOC_SIZEOF_STRUCT,NO_AUTHOR_SIGN_OFF,"
      "GIT_COMMIT_ID,CAMELCASE,FILE_PATH_CHANGES,BAD_REPORTED_BY_LINK",
@@ -72,6 +74,7 @@ class Config:
     tree_tag: str = "net-next"
     cache_dir: str = str(_default_cache())
     jobs: int = 2
+    check_timeout: float = 600.0
     checkpatch_ignore: str = ""
     base_behind_warn: int = 500
     hook_strict: bool = False

@@ -231,9 +231,12 @@ def artifacts(tmp_path, kernel_tree, base_commit, build_dir, monkeypatch):
     return d
 
 
-def _host(port, key, netns, boot="none"):
+def _host(port, key, netns, boot="none", **extra):
+    # The host key is checked (accept-new) against a known_hosts file of the
+    # test's own, never the user's.
     return {"host": "127.0.0.1", "port": port, "key": str(key), "iface": "v0", "boot": boot,
-            "peer": "10.99.0.2", "addr": "10.99.0.1/24", "netns": netns}
+            "peer": "10.99.0.2", "addr": "10.99.0.1/24", "netns": netns,
+            "known_hosts": str(Path(key).parent / "known_hosts"), **extra}
 
 
 def test_remote_plan_runs_over_ssh(tmp_path, sshd, veth_netns, artifacts, kernel_tree,
@@ -261,6 +264,10 @@ def test_remote_plan_runs_over_ssh(tmp_path, sshd, veth_netns, artifacts, kernel
     copied = Path(f"/tmp/napipatch-{base_commit[:12]}")
     assert (copied / "bzImage").read_bytes() == (artifacts / "bzImage").read_bytes()
     assert (copied / "modules.tar.gz").is_file()
+    # accept-new recorded the loopback sshd's key on first contact.
+    found = subprocess.run(["ssh-keygen", "-F", f"[127.0.0.1]:{port}", "-f",
+                            str(key.parent / "known_hosts")], capture_output=True, text=True)
+    assert found.returncode == 0, found.stderr
 
 
 def test_unreachable_host_is_an_infrastructure_error(tmp_path, redis_url, workers, kernel_tree,
@@ -273,7 +280,8 @@ def test_unreachable_host_is_an_infrastructure_error(tmp_path, redis_url, worker
     workers.append(Worker(tmp_path, gc, "idpf", build_dir, "i"))
     closed = _free_port()  # nothing listens there
     job = RemoteJob(repo=kernel_tree, target="idpf", commit=base_commit, patch=0,
-                    cache=tmp_path / "cache", host=_host(closed, "/nonexistent", ""),
+                    cache=tmp_path / "cache",
+                    host=_host(closed, "/nonexistent", "", insecure_host_key=True),
                     artifacts=str(artifacts))
     out = result_from_dict(app.send_task(TASK, args=[to_payload(job)], queue="idpf")
                            .get(timeout=300))

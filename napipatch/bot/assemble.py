@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 
 from napipatch.errors import NapipatchError
 from napipatch.mails.mail import PatchMail, _clean_msgid, parse_message
-from napipatch.mails.series import Series, assemble, name_from
+from napipatch.mails.series import Series, assemble, check_numbering, name_from
 from napipatch.mails.subject import parse_subject
 
 # compat32 leaves header values as strings (RFC 2047 decoded below only when
@@ -82,6 +82,11 @@ def record(raw: bytes, inbox: str, epoch: int, oid: str) -> dict:
         return rec
     if subj.index > subj.total or subj.total < 1:
         rec.update(kind="bad", error=f"{origin} <{msgid}>: patch numbered {subj.index}/{subj.total}")
+        return rec
+    try:  # absurd numbering would make Group.missing a list of 10^30 numbers
+        check_numbering(f"{origin} <{msgid}>", subj.version, subj.index, subj.total)
+    except NapipatchError as exc:
+        rec.update(kind="bad", error=str(exc))
         return rec
     rec.update(kind="patch", version=subj.version, idx=subj.index, total=subj.total,
                tree=subj.tree, title=subj.title, raw=raw,

@@ -6,8 +6,10 @@ what it shares with the others from ``cli.common``, never from this
 module, as git-pw's shell.py composes its sub-commands. Commands are thin:
 parse options, make one library call, render.
 
-Errors from the library (NapipatchError) become one line on stderr and
-exit status 2; ``--debug`` shows the traceback instead.
+Exit statuses: 0 clean, 1 error findings, 2 could not run (a
+NapipatchError: one line on stderr), 3 internal error (any other exception:
+one line, the traceback written to a file by ``cli.crash``); ``--debug``
+shows the traceback instead.
 
 May import: everything in napipatch (it is the top of the graph).
 """
@@ -26,13 +28,14 @@ from napipatch.cli.bot import bot_app
 from napipatch.cli.check import check, checks_app
 from napipatch.cli.common import state
 from napipatch.cli.configcmd import config_cmd
+from napipatch.cli.crash import report as report_crash
 from napipatch.cli.hook import hook_app
 from napipatch.cli.send import send
 from napipatch.cli.series import series_app
 from napipatch.cli.test import test_app
 from napipatch.cli.tree import tree_app
 from napipatch.cli.worker import worker
-from napipatch.errors import NapipatchError
+from napipatch.errors import NapipatchError, printable
 
 app = typer.Typer(help="Check, build and boot netdev patch series before they reach the list.",
                   no_args_is_help=True, add_completion=True, pretty_exceptions_enable=False)
@@ -71,12 +74,14 @@ def main():
         typer.echo("napipatch: aborted", err=True)
         sys.exit(130)
     except subprocess.TimeoutExpired as exc:
-        typer.echo(f"napipatch: error: {exc.cmd[0]}: timed out", err=True)
+        typer.echo(f"napipatch: error: {printable(exc.cmd[0])}: timed out", err=True)
         sys.exit(2)
     except Exception as exc:
         # Usage errors (typer's vendored click) know how to show themselves.
         if hasattr(exc, "show") and hasattr(exc, "exit_code"):
             exc.show()
             sys.exit(2)
-        raise
+        if state["debug"]:
+            raise
+        report_crash(exc)
     sys.exit(rc if isinstance(rc, int) else 0)

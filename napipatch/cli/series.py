@@ -8,6 +8,7 @@ from typing import Optional
 import typer
 
 from napipatch.cli.common import load_config, read_text, store
+from napipatch.errors import printable
 from napipatch.store.exporting import export_series
 from napipatch.store.importing import import_series
 from napipatch.store.showing import range_diff, show
@@ -99,6 +100,6 @@ def series_apply(spec: str = typer.Argument(..., help="NAME or NAME@vN"),
     path = worktree or (cfg.cache / "worktrees" / f"{s.name}-v{s.version}")
     res = apply_in_worktree(repo, s, path, base)
     if res.failure:
-        typer.echo(f"napipatch: error: {spec}: {res.failure}", err=True)
+        typer.echo(f"napipatch: error: {printable(spec)}: {printable(res.failure)}", err=True)
         raise typer.Exit(1)
     typer.echo(f"{path}: {len(res.commits)} patches applied on {res.base[:12]} ({res.base_why})")

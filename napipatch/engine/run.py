@@ -3,16 +3,20 @@
 ``run_checks`` in four steps, one function each: apply the series (or take
 the ``Applied`` a caller already made), plan the units of work (one check
 on one patch, or on the series), run each unit through the result cache,
-and aggregate the findings into a ``Report`` (each identical finding once).
-Independent units go to a thread pool: the checks mostly wait on perl,
-python and git subprocesses.
+and aggregate the findings into a ``Report`` (each identical finding
+once). Independent units run in threads (``napipatch.jobs`` at a time):
+the checks mostly wait on perl, python and git subprocesses. Each unit has a time budget
+(``napipatch.check-timeout``); one that runs past it is reported as
+``timeout`` with a finding saying so, and the report still comes. A thread
+cannot be killed, so a late unit is abandoned (a daemon thread, its slot
+given to the next unit) and whatever it returns later is ignored.
 """
 
 from __future__ import annotations
 
+import threading
 import time
 import traceback
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -56,7 +60,7 @@ class Unit:
 
 @dataclass
 class Outcome:
-    state: str  # ran | partial | crashed | skipped
+    state: str  # ran | partial | crashed | skipped | timeout
     findings: list[Finding]
     cached: bool
     seconds: float
@@ -123,6 +127,55 @@ def run_unit(unit: Unit, series: Series, view: TreeView | None, cache: ResultCac
     return Outcome("ran", got, False, time.monotonic() - t0)
 
 
+def timed_out(unit: Unit, budget: float) -> Outcome:
+    """The outcome of a unit still running when its budget ran out."""
+    n = unit.ctx.n if isinstance(unit.ctx, PatchContext) else 0
+    where = f" on patch {n}" if n else ""
+    return Outcome("timeout", [Finding(
+        check=unit.check.id, severity=Severity.WARNING, patch=n,
+        message=f"check timed out{where}: still running after {budget:g} s; its result is "
+                "missing from this report",
+        hint="raise napipatch.check-timeout, or report a check this slow to napipatch")],
+        False, budget, f"ran past {budget:g} s")
+
+
+def run_all(units: list[Unit], one, jobs: int, budget: float) -> list[Outcome]:
+    """``one(unit)`` for every unit, ``jobs`` at a time, each within ``budget``
+    seconds of its start (0: no budget). Outcomes come in the order of ``units``."""
+    done: dict[int, Outcome] = {}
+    running: dict[int, float] = {}   # index -> start time
+    cond = threading.Condition()
+
+    def work(i: int) -> None:
+        try:
+            out = one(units[i])
+        except BaseException as exc:  # noqa: BLE001 - run_unit already catches checks' errors
+            out = Outcome("crashed", [Finding(check=units[i].check.id, severity=Severity.WARNING,
+                                              patch=0, message=f"check crashed: {exc!r}")],
+                          False, 0.0)
+        with cond:
+            if i in running:   # not abandoned as late
+                done[i] = out
+                del running[i]
+            cond.notify_all()
+
+    nxt = 0
+    with cond:
+        while len(done) < len(units):
+            while nxt < len(units) and len(running) < jobs:
+                running[nxt] = time.monotonic()
+                threading.Thread(target=work, args=(nxt,), daemon=True,
+                                 name=f"napipatch-{units[nxt].check.id}").start()
+                nxt += 1
+            cond.wait(timeout=0.25)
+            now = time.monotonic()
+            for i, t0 in list(running.items()):
+                if budget and now - t0 > budget:
+                    done[i] = timed_out(units[i], budget)
+                    del running[i]
+    return [done[i] for i in range(len(units))]
+
+
 def result_of(check: CheckInfo, outcomes: list[Outcome]) -> CheckResult:
     """One check's status from the outcomes of its units."""
     found = [f for o in outcomes for f in o.findings]
@@ -133,6 +186,9 @@ def result_of(check: CheckInfo, outcomes: list[Outcome]) -> CheckResult:
         return CheckResult(check.id, "skipped", 0.0, reason=skipped.reason)
     if "crashed" in states:
         return CheckResult(check.id, "crashed", seconds)
+    if "timeout" in states:
+        late = next(o for o in outcomes if o.state == "timeout")
+        return CheckResult(check.id, "timeout", seconds, reason=late.reason)
     return CheckResult(check.id, status_of(found), seconds,
                        cached=bool(outcomes) and all(o.cached for o in outcomes),
                        reason="some patches did not apply" if "partial" in states else "")
@@ -179,8 +235,7 @@ def run_checks(series: Series, config: Config, tree: Path | None = None,
         return run_unit(unit, series, view, cache, config.checkpatch_ignore)
 
     try:
-        with ThreadPoolExecutor(max_workers=max(1, config.jobs)) as pool:
-            outcomes = list(pool.map(one, units))
+        outcomes = run_all(units, one, max(1, config.jobs), config.check_timeout)
     finally:
         if view:
             view.close()

@@ -13,7 +13,12 @@ namespace; on real hardware only kexec/reboot prove the new kernel).
 Host settings are git config keys in a subsection named after the target:
 ``napipatch.idpf.host``, ``.user``, ``.port``, ``.key``, ``.iface``,
 ``.boot`` (kexec|reboot|none), ``.install`` (for reboot), ``.peer``
-(address to ping), ``.addr`` (address to put on the interface), ``.netns``.
+(address to ping), ``.addr`` (address to put on the interface), ``.netns``,
+``.known-hosts`` (a known_hosts file; default the user's) and
+``.insecure-host-key``. napipatch kexecs that host as root, so its host key
+is checked: known_hosts with ``StrictHostKeyChecking=accept-new`` (a new
+host is recorded on first contact, a changed key refused). Only an
+explicit ``insecure-host-key = true`` for the target skips the check.
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ import time
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
+from napipatch.config import parse_value
 from napipatch.errors import NapipatchError
 from napipatch.jobs import boot as bootmod
 from napipatch.jobs import initramfs, targets
@@ -34,7 +40,8 @@ from napipatch.jobs.executor import InfraError, JobResult
 from napipatch.jobs.verdicts import boot_findings, tap_counts, tap_lines
 from napipatch.report.findings import Finding, Severity
 
-HOST_KEYS = ("host", "user", "port", "key", "iface", "boot", "install", "peer", "addr", "netns")
+HOST_KEYS = ("host", "user", "port", "key", "iface", "boot", "install", "peer", "addr", "netns",
+             "known-hosts", "insecure-host-key")
 
 
 @dataclass
@@ -51,6 +58,8 @@ class RemoteHost:
     netns: str = ""
     connect_timeout: int = 10
     up_timeout: int = 600
+    known_hosts: str = ""             # default: the user's ~/.ssh/known_hosts
+    insecure_host_key: bool = False   # no host key check at all (explicit, per target)
     extra_ssh: list[str] = field(default_factory=list)
 
     @classmethod
@@ -59,20 +68,34 @@ class RemoteHost:
         if not vals["host"] or not vals["iface"]:
             raise NapipatchError(f"napipatch.{target}.host", "no remote host configured for "
                                  f"{target} (set napipatch.{target}.host and .iface)")
-        vals = {k: v for k, v in vals.items() if v}
+        vals = {k.replace("-", "_"): v for k, v in vals.items() if v}
         if "port" in vals:
-            vals["port"] = int(vals["port"])
+            vals["port"] = parse_value(f"napipatch.{target}.port", vals["port"], int)
+        vals["insecure_host_key"] = parse_value(
+            f"napipatch.{target}.insecure-host-key",
+            cfg.get(f"napipatch.{target}.insecure-host-key", "false"), bool)
         host = cls(**vals)
         if host.boot not in ("kexec", "reboot", "none"):
             raise NapipatchError(f"napipatch.{target}.boot", f"unknown boot method {host.boot!r}")
         return host
 
 
+def host_key_options(h: RemoteHost) -> list[str]:
+    """ssh options checking the host key: known_hosts and accept-new, or,
+    only when the target says ``insecure-host-key = true``, no check."""
+    if h.insecure_host_key:
+        return ["-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null"]
+    opts = ["-o", "StrictHostKeyChecking=accept-new"]
+    if h.known_hosts:
+        opts += ["-o", f"UserKnownHostsFile={Path(h.known_hosts).expanduser()}"]
+    return opts
+
+
 class Ssh:
     def __init__(self, h: RemoteHost):
         self.h = h
-        self.base = ["-p", str(h.port), "-o", "BatchMode=yes", "-o", "StrictHostKeyChecking=no",
-                     "-o", "UserKnownHostsFile=/dev/null", "-o", "LogLevel=ERROR",
+        self.base = ["-p", str(h.port), "-o", "BatchMode=yes", *host_key_options(h),
+                     "-o", "LogLevel=ERROR",
                      "-o", f"ConnectTimeout={h.connect_timeout}"] + h.extra_ssh
         if h.key:
             self.base += ["-i", h.key]

@@ -13,9 +13,12 @@ import bisect
 import re
 from dataclasses import dataclass
 
-_COMMENT = re.compile(r"/\*.*?\*/|//[^\n]*", re.S)
+# Every pattern here runs in linear time on any input (a hostile patch may
+# bring a 100,000-line hunk): no lazy scan that can restart at every line
+# and run to the end of the text. An unterminated comment ends the text.
+_COMMENT = re.compile(r"/\*.*?(?:\*/|\Z)|//[^\n]*", re.S)
 _ATTRS = re.compile(
-    r"__attribute__\s*\(\(.*?\)\)|__aligned\s*\([^)]*\)|\b_{2,4}cacheline_aligned\w*"
+    r"__attribute__\s*\(\(.{0,400}?\)\)|__aligned\s*\([^)]*\)|\b_{2,4}cacheline_aligned\w*"
     r"|\b__randomize_layout\b|\b__packed\b|\b__counted_by\w*\s*\([^)]*\)"
     r"|\b__guarded_by\s*\([^)]*\)|\b__private\b")
 _QUALS = re.compile(r"\b(?:const|volatile|__rcu|__percpu|__iomem|__user|__force|__data_racy)\b")
@@ -121,12 +124,17 @@ _FNPTR = re.compile(r"\(\s*\*\s*(?:\w+\s+)*(\w+)\s*(?:\[[^\]]*\])?\s*\)\s*\(")
 _MACRO_MEMBER = re.compile(r"^(?:DECLARE_BITMAP|DECLARE_HASHTABLE)\s*\(\s*(\w+)\s*,\s*([^)]*)\)$")
 
 
+MAX_MEMBER = 4096  # no real member declaration is longer; _DECL is quadratic past it
+
+
 def parse_member(stmt: str) -> list[tuple[str, str, str | None, str]]:
     """``(name, type, width, array)`` for each declarator of one member statement.
 
     ``stmt`` is the text between two ``;`` without the ``;``. Returns [] for
     what is not a member declaration (markers, unnamed bitfields, junk).
     """
+    if len(stmt) > MAX_MEMBER:
+        return []
     s = re.sub(r"\s+", " ", _ATTRS.sub(" ", stmt)).strip()
     if not s or s.startswith(("__cacheline_group", "static_assert", "_Static_assert")):
         return []
@@ -265,8 +273,15 @@ class FuncDecl:
     is_definition: bool
 
 
-_FUNC_START = re.compile(r"^(?![#\s{}])(?!(?:return|if|for|while|switch|typedef|do)\b)[^;{}()=]*?"
-                         r"\b([A-Za-z_]\w*)\s*\(", re.M)
+# The head of a declaration may span a few lines (``static int\nfoo(``),
+# never more: a lazy head free to cross any number of newlines restarts at
+# every line and runs to the end of the text (quadratic on a big hunk).
+_FUNC_START = re.compile(r"^(?![#\s{}])(?!(?:return|if|for|while|switch|typedef|do)\b)"
+                         r"(?:[^;{}()=\n]*\n){0,3}?[^;{}()=\n]*?"
+                         r"\b([A-Za-z_]\w*)[ \t]*\n?[ \t]*\(", re.M)
+_PAREN_OR_STOP = re.compile(r"[(){};]")
+_AFTER_PARAMS = re.compile(r"[^;{()=]*?([;{])")
+_ATTR_WORDS = re.compile(r"[\w\s]*")
 
 
 def param_name(p: str) -> str | None:
@@ -289,36 +304,48 @@ def param_name(p: str) -> str | None:
     return last
 
 
+def _paren_pairs(clean: str) -> dict[int, int]:
+    """``(`` offset -> matching ``)`` offset, in one pass over the text. A
+    ``;``, ``{`` or ``}`` (which no parameter list holds) drops the ``(``
+    still open, so a stray one never matches a ``)`` far below it."""
+    pairs: dict[int, int] = {}
+    stack: list[int] = []
+    for m in _PAREN_OR_STOP.finditer(clean):
+        c = m.group(0)
+        if c == "(":
+            stack.append(m.start())
+        elif c == ")":
+            if stack:
+                pairs[stack.pop()] = m.start()
+        else:
+            stack.clear()
+    return pairs
+
+
 def find_functions(text: str) -> list[FuncDecl]:
     """Prototypes and definitions that start in column 0 (kernel style)."""
     clean = blank_preprocessor(blank_comments(text))
     line_of = Lines(clean)
+    pairs = _paren_pairs(clean)
     out = []
     for m in _FUNC_START.finditer(clean):
         open_paren = m.end() - 1
-        depth, j = 0, open_paren
-        while j < len(clean):
-            if clean[j] == "(":
-                depth += 1
-            elif clean[j] == ")":
-                depth -= 1
-                if depth == 0:
-                    break
-            j += 1
-        if j >= len(clean):
+        j = pairs.get(open_paren)
+        if j is None:
             continue
-        rest = re.match(r"[^;{()=]*?([;{])", clean[j + 1:])
+        rest = _AFTER_PARAMS.match(clean, j + 1)
         if not rest:
             continue
-        between = clean[j + 1:j + 1 + rest.start(1)]
-        if between.strip() and not re.fullmatch(r"(?:\s|\w+(?:\s*\([^)]*\))?)*", between):
+        end = rest.start(1)
+        # Only attribute-like words (``__acquires(x)`` has been cut by the
+        # parenthesis) between ``)`` and ``;``/``{``.
+        if not _ATTR_WORDS.fullmatch(clean, j + 1, end):
             continue
         head = clean[m.start():m.start(1)]
         if re.search(r"\b(?:struct|union|enum)\s*$", head) or "=" in head:
             continue
         params = split_top(clean[open_paren + 1:j])
         names = [] if [p.strip() for p in params] in ([""], ["void"]) else [param_name(p) for p in params]
-        end = j + 1 + rest.start(1)
         out.append(FuncDecl(m.group(1), names, line_of(m.start(1)), line_of(m.start()),
                             line_of(end), rest.group(1) == "{"))
     return out

@@ -150,20 +150,35 @@ class Problem:
 
 
 def validate(spec_text: str, schema_text: str) -> list[Problem]:
-    """jsonschema errors of a spec, each with the line it points at."""
+    """jsonschema errors of a spec, each with the line it points at. A spec
+    or schema that does not load (bad YAML, a ``!!python/...`` tag the safe
+    loader refuses) or a schema jsonschema cannot use is one Problem too,
+    never an exception: both come from the patch."""
     import jsonschema
 
     try:
         spec = load(spec_text)
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
-        return [Problem(f"not valid YAML: {getattr(e, 'problem', e)}",
+        return [Problem(f"does not load: not valid YAML: {getattr(e, 'problem', None) or e}",
                         mark.line + 1 if mark else None, "yaml")]
-    schema = load(schema_text)
-    cls = jsonschema.validators.validator_for(schema)
+    try:
+        schema = load(schema_text)
+    except yaml.YAMLError as e:
+        return [Problem(f"its schema does not load: {getattr(e, 'problem', None) or e}",
+                        None, "schema")]
+    if not isinstance(schema, (dict, bool)):
+        return [Problem("its schema is not a YAML mapping", None, "schema")]
     lines = line_map(spec_text)
     out = []
-    for err in sorted(cls(schema).iter_errors(spec), key=lambda e: list(map(str, e.absolute_path))):
+    try:
+        cls = jsonschema.validators.validator_for(schema)
+        errors = sorted(cls(schema).iter_errors(spec),
+                        key=lambda e: list(map(str, e.absolute_path)))
+    except Exception as e:  # noqa: BLE001 - a broken schema (bad regex, bad $ref)
+        return [Problem(f"its schema cannot be used: {type(e).__name__}: {str(e)[:200]}",
+                        None, "schema")]
+    for err in errors:
         where = "/".join(map(str, err.absolute_path)) or "(top)"
         msg = err.message if len(err.message) < 200 else err.message[:200] + "..."
         out.append(Problem(f"{where}: {msg}", line_of(lines, err.absolute_path),

@@ -10,7 +10,9 @@ from __future__ import annotations
 import email
 import email.policy
 import email.utils
+import os
 import re
+import stat
 from dataclasses import dataclass, field
 from email.message import EmailMessage
 from pathlib import Path
@@ -22,6 +24,74 @@ _ENVELOPE = re.compile(rb"^From \S+ .*$", re.M)
 _MBOXRD = re.compile(rb"^>(>*From )", re.M)
 _TRAILER = re.compile(r"^([A-Z][A-Za-z0-9-]*[A-Za-z0-9]): (.+)$")
 BASE_COMMIT = re.compile(r"^base-commit: ([0-9a-f]{7,40})\s*$", re.M)
+
+# Bounds on what one input may hold: a real series is far below them, and
+# past them the parsers would only burn memory and time.
+MAX_FILE_BYTES = 64 << 20       # one mbox or patch file
+MAX_HEADER_BYTES = 256 << 10    # the header block of one message
+MAX_HEADER_FIELD = 8192         # one Subject, From, Message-ID ... (unfolded)
+MAX_MESSAGES = 5000             # messages in one mbox
+
+_KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO (named pipe)"),
+          (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+          (stat.S_ISSOCK, "a socket"), (stat.S_ISLNK, "a symbolic link"))
+
+
+def kind_of(mode: int) -> str:
+    """What a file of ``mode`` is, in words ("a FIFO (named pipe)")."""
+    return next((what for test, what in _KINDS if test(mode)), "not a regular file")
+
+
+def read_regular(path: Path, limit: int = MAX_FILE_BYTES) -> bytes:
+    """The bytes of ``path``, which must be a regular file (a symlink to one is
+    followed) of at most ``limit`` bytes. A FIFO is never opened (that would
+    block), a device never read (/dev/zero never ends)."""
+    try:
+        st = os.stat(path)
+    except OSError as exc:
+        raise NapipatchError(path, _why(exc)) from None
+    if not stat.S_ISREG(st.st_mode):
+        raise NapipatchError(path, f"is {kind_of(st.st_mode)}, not a regular file")
+    if st.st_size > limit:
+        raise NapipatchError(path, f"too large ({st.st_size} bytes; at most {limit})")
+    try:
+        # O_NONBLOCK: should the path be swapped for a FIFO since the stat,
+        # open() still returns at once.
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+        with os.fdopen(fd, "rb") as f:
+            if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+                raise NapipatchError(path, "is not a regular file")
+            data = f.read(limit + 1)
+    except OSError as exc:
+        raise NapipatchError(path, _why(exc)) from None
+    if len(data) > limit:
+        raise NapipatchError(path, f"too large (more than {limit} bytes)")
+    return data
+
+
+def input_kind(path: str | Path) -> str | None:
+    """"dir" or "file" for a TARGET/SOURCE path, None when nothing is there;
+    anything else (a FIFO, a device, a socket, a symlink loop) is a one-line
+    error saying what it is."""
+    try:
+        mode = os.stat(path).st_mode
+    except ValueError:  # an embedded NUL: no such path can exist
+        return None
+    except OSError as exc:
+        if exc.errno == 40:  # ELOOP
+            raise NapipatchError(path, "symbolic link loop") from None
+        return None
+    if stat.S_ISDIR(mode):
+        return "dir"
+    if stat.S_ISREG(mode):
+        return "file"
+    raise NapipatchError(path, f"is {kind_of(mode)}, not a patch file, mbox or directory")
+
+
+def _why(exc: OSError) -> str:
+    if exc.errno == 40:  # ELOOP
+        return "symbolic link loop"
+    return exc.strerror or str(exc)
 
 
 @dataclass
@@ -134,24 +204,52 @@ def _decode_header(value) -> str:
     return " ".join(str(value or "").split())
 
 
-def parse_message(data: bytes, origin: str, envelope: bytes = b"") -> PatchMail:
-    """Parse one RFC 822 message; ``origin`` names it in errors."""
+def _text(value: str) -> str:
+    """A header value as clean text: undecodable bytes (surrogates) become
+    U+FFFD, so formataddr and the report writers never choke on them."""
+    return value.encode("utf-8", "replace").decode("utf-8") if value else ""
+
+
+def _headers(data: bytes, origin: str) -> tuple[EmailMessage, dict[str, str]]:
+    """The message and its headers as text; any parser failure, or a header
+    past the bounds, is a one-line error naming ``origin``."""
+    end = data.find(b"\n\n")
+    if (end if end >= 0 else len(data)) > MAX_HEADER_BYTES:
+        raise NapipatchError(origin, f"header block too large (over {MAX_HEADER_BYTES} bytes)")
     try:
         msg: EmailMessage = email.message_from_bytes(data, policy=email.policy.default)
-        subject = _decode_header(msg["Subject"])
-        frm = _decode_header(msg["From"])
-    except Exception as exc:  # the email package raises many types on junk
-        raise NapipatchError(origin, f"malformed message headers ({exc})") from None
-    if not msg["From"] or msg["Subject"] is None:
+        hdrs = {k: _decode_header(msg[k]) if msg[k] is not None else None
+                for k in ("Subject", "From", "Message-ID", "Date", "In-Reply-To", "References")}
+    except Exception as exc:  # noqa: BLE001 - the email package raises many types on junk
+        raise NapipatchError(origin, f"malformed message headers ({type(exc).__name__}: "
+                                     f"{str(exc)[:200]})") from None
+    for k, v in hdrs.items():
+        if v is not None and len(v) > MAX_HEADER_FIELD:
+            raise NapipatchError(origin, f"{k} header too long ({len(v)} characters; "
+                                         f"at most {MAX_HEADER_FIELD})")
+    return msg, {k: _text(v) if v is not None else None for k, v in hdrs.items()}
+
+
+def parse_message(data: bytes, origin: str, envelope: bytes = b"") -> PatchMail:
+    """Parse one RFC 822 message; ``origin`` names it in errors."""
+    msg, hdrs = _headers(data, origin)
+    subject, frm = hdrs["Subject"], hdrs["From"]
+    if not frm or subject is None:
         raise NapipatchError(origin, "not a mail: no From or Subject header")
-    msgid = _clean_msgid(msg["Message-ID"]) or ""
+    msgid = _clean_msgid(hdrs["Message-ID"]) or ""
     where = f"{origin} <{msgid}>" if msgid else origin
     name, addr = email.utils.parseaddr(frm)
-    part = msg.get_body(preferencelist=("plain",)) if msg.is_multipart() else msg
+    try:
+        part = msg.get_body(preferencelist=("plain",)) if msg.is_multipart() else msg
+        payload = (part.get_payload(decode=True) or b"") if part is not None else b""
+        charset = ((part.get_content_charset() if part is not None else None)
+                   or "utf-8").lower()
+    except Exception as exc:  # noqa: BLE001 - a broken MIME structure
+        raise NapipatchError(where, f"malformed MIME body ({type(exc).__name__})") from None
     if part is None:
         raise NapipatchError(where, "no text/plain body")
-    payload = part.get_payload(decode=True) or b""
-    charset = (part.get_content_charset() or "utf-8").lower()
+    if isinstance(payload, str):  # get_payload(decode=True) of a multipart part
+        raise NapipatchError(where, "no text/plain body")
     if charset in ("us-ascii", "ascii"):
         charset = "utf-8"  # git writes 8bit UTF-8 and often labels it us-ascii
     try:
@@ -160,16 +258,18 @@ def parse_message(data: bytes, origin: str, envelope: bytes = b"") -> PatchMail:
         raise NapipatchError(where, f"unknown charset {charset!r}") from None
     except UnicodeDecodeError as exc:
         raise NapipatchError(where, f"body is not valid {charset} (byte {exc.start})") from None
+    except (UnicodeError, ValueError):  # codecs such as punycode raise their own
+        raise NapipatchError(where, f"body cannot be decoded as {charset!r}") from None
     body = body.replace("\r\n", "\n")
-    refs = re.findall(r"<([^<>\s]+)>", str(msg["References"] or ""))
+    refs = re.findall(r"<([^<>\s]+)>", hdrs["References"] or "")
     return PatchMail(
         msgid=msgid,
         subject=parse_subject(subject),
         author_name=name,
         author_email=addr,
-        date=_decode_header(msg["Date"]),
+        date=hdrs["Date"] or "",
         body=body,
-        in_reply_to=_clean_msgid(msg["In-Reply-To"]),
+        in_reply_to=_clean_msgid(hdrs["In-Reply-To"]),
         references=refs,
         raw=data,
         origin=origin,
@@ -200,27 +300,48 @@ def split_mbox(data: bytes, origin: str) -> list[tuple[bytes, bytes]]:
 
 def read_mbox(path: Path) -> list[PatchMail]:
     path = Path(path)
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise NapipatchError(path, exc.strerror or str(exc)) from None
+    data = read_regular(path)
+    parts = split_mbox(data, str(path))
+    if len(parts) > MAX_MESSAGES:
+        raise NapipatchError(path, f"too many messages ({len(parts)}; at most {MAX_MESSAGES})")
     return [parse_message(raw, f"{path} message {i + 1}", env)
-            for i, (env, raw) in enumerate(split_mbox(data, str(path)))]
+            for i, (env, raw) in enumerate(parts)]
 
 
 # git format-patch names: NNNN-slug.patch, or vN-NNNN-slug.patch with -v N.
-PATCH_FILE = re.compile(r"^(v\d+-)?\d{4}-.*\.patch$")
+PATCH_FILE = re.compile(r"(v\d+-)?\d{4}-.*\.patch")
+
+
+def patch_files(path: Path) -> list[Path]:
+    """The ``[vN-]NNNN-*.patch`` files of a format-patch directory (other
+    files beside them are left alone), each checked to
+    be a regular file (a symlink to one is followed): a FIFO, device,
+    directory or symlink loop named like a patch is a one-line error."""
+    try:
+        names = sorted(p for p in Path(path).iterdir() if PATCH_FILE.fullmatch(p.name))
+    except OSError as exc:
+        raise NapipatchError(path, _why(exc)) from None
+    if len(names) > MAX_MESSAGES:
+        raise NapipatchError(path, f"too many patch files ({len(names)}; at most {MAX_MESSAGES})")
+    for f in names:
+        try:
+            mode = os.stat(f).st_mode
+        except OSError as exc:
+            raise NapipatchError(f, _why(exc)) from None
+        if not stat.S_ISREG(mode):
+            raise NapipatchError(f, f"is {kind_of(mode)}, not a patch file")
+    return names
 
 
 def read_patch_dir(path: Path) -> list[PatchMail]:
-    """Read a directory written by ``git format-patch`` (``[vN-]NNNN-*.patch``);
-    other files beside them are left alone."""
-    files = sorted(p for p in Path(path).iterdir() if PATCH_FILE.match(p.name))
+    """Read a directory written by ``git format-patch`` (``[vN-]NNNN-*.patch``)."""
+    files = patch_files(path)
     if not files:
         raise NapipatchError(path, "no NNNN-*.patch or vN-NNNN-*.patch files")
     mails = []
     for f in files:
-        mails += [parse_message(raw, str(f), env) for env, raw in split_mbox(f.read_bytes(), str(f))]
+        mails += [parse_message(raw, str(f), env)
+                  for env, raw in split_mbox(read_regular(f), str(f))]
     return mails
 
 

@@ -14,6 +14,20 @@ from napipatch.mails.mail import PatchMail
 _CHANGELOG_START = re.compile(r"^(v\d+\s*[:\-]|changes (in|since) v\d+|changelog)", re.I | re.M)
 _CHANGELOG_END = re.compile(r"^(\S.* \(\d+\):$|base-commit:|-- $| \S+.*\|\s+\d+)", re.M)
 
+# netdev takes at most 15 patches a series; these bounds only keep absurd
+# numbering ("1/10^30", "v10^30") from turning into huge lists and names.
+MAX_PATCHES = 1000
+MAX_VERSION = 999
+
+
+def check_numbering(source: str, version: int, index: int, total: int) -> None:
+    """A one-line error for a subject numbered past the bounds."""
+    if total > MAX_PATCHES or index > MAX_PATCHES:
+        raise NapipatchError(source, f"patch {index}/{total}: more than {MAX_PATCHES} "
+                                     "patches in a series")
+    if version > MAX_VERSION:
+        raise NapipatchError(source, f"version v{version} is past v{MAX_VERSION}")
+
 
 @dataclass
 class Series:
@@ -91,6 +105,7 @@ def assemble(mails: list[PatchMail], source: str, name: str | None = None,
             raise NapipatchError(source, "no patches found (no [PATCH] subjects with a diff)")
     by_version: dict[int, list[PatchMail]] = defaultdict(list)
     for m in patches:
+        check_numbering(m.origin or source, m.subject.version, m.subject.index, m.subject.total)
         by_version[m.subject.version].append(m)
     if version is None:
         if len(by_version) > 1:
@@ -114,9 +129,11 @@ def assemble(mails: list[PatchMail], source: str, name: str | None = None,
         if i > total:
             raise NapipatchError(source, f"patch {i}/{total} numbered beyond the total")
         slots[i] = m
-    missing = [i for i in range(1, total + 1) if i not in slots]
+    missing = [i for i in range(1, total + 1) if i not in slots]  # total <= MAX_PATCHES
     if missing:
-        what = ", ".join(f"{i}/{total}" for i in missing)
+        what = ", ".join(f"{i}/{total}" for i in missing[:10])
+        if len(missing) > 10:
+            what += f" ... ({len(missing)} patches)"
         raise NapipatchError(source, f"v{version} is incomplete: patch {what} missing")
     return Series(name=name or name_from(slots.get(0) or slots[1]), version=version,
                   cover=slots.get(0), patches=[slots[i] for i in range(1, total + 1)],
@@ -128,10 +145,26 @@ def name_from(mail: PatchMail) -> str:
     return s[:40].rstrip("-") or "series"
 
 
-NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+# The store's own file name, and device names Windows cannot create as
+# files, with any extension (a store may live on a shared drive).
+STORE_FILES = {"series.toml"}
+DEVICES = {"con", "prn", "aux", "nul", *(f"com{i}" for i in range(10)),
+           *(f"lpt{i}" for i in range(10))}
+
+
+def valid_name(name: str) -> bool:
+    """A store name: ``[A-Za-z0-9][A-Za-z0-9._-]*`` (the whole string: no
+    trailing newline), no ``..``, not reserved, at most 64 characters."""
+    return (bool(NAME_RE.fullmatch(name)) and ".." not in name
+            and name.lower() not in STORE_FILES and name.split(".")[0].lower() not in DEVICES)
 
 
 def check_name(name: str) -> str:
-    if not NAME_RE.match(name) or ".." in name:
-        raise NapipatchError(name, "bad series name: use letters, digits, '.', '_', '-' (no '/' or '..')")
+    if not valid_name(name):
+        if NAME_RE.fullmatch(name) and ".." not in name:
+            raise NapipatchError(name, "reserved name: the store uses it or a system cannot "
+                                       "create it; pick another --name")
+        raise NapipatchError(name, "bad series name: use letters, digits, '.', '_', '-' "
+                                   "(at most 64, no '/' or '..')")
     return name

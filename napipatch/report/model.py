@@ -15,7 +15,7 @@ from napipatch.report.findings import Finding, Severity
 @dataclass
 class CheckResult:
     id: str
-    status: str  # pass | warn | fail | info | skipped | crashed
+    status: str  # pass | warn | fail | info | skipped | crashed | timeout
     seconds: float
     cached: bool = False
     reason: str = ""

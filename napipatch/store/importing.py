@@ -7,7 +7,7 @@ from pathlib import Path
 
 from napipatch.errors import NapipatchError
 from napipatch.mails import mail as mailmod
-from napipatch.mails.series import Series, assemble, check_name, name_from
+from napipatch.mails.series import Series, assemble, check_name, check_numbering, name_from
 from napipatch.store import b4api
 from napipatch.store.store import Store
 
@@ -17,9 +17,10 @@ _MSGID = re.compile(r"^<?[^<>\s/@]+@[^<>\s/@]+>?$")
 def read_source(source: str, lore_url: str) -> tuple[list[mailmod.PatchMail], str]:
     """The mails of SOURCE and a description of where they came from."""
     p = Path(source)
-    if p.is_dir():
+    kind = mailmod.input_kind(source)
+    if kind == "dir":
         return mailmod.read_patch_dir(p), f"directory {source}"
-    if p.is_file():
+    if kind == "file":
         return mailmod.read_mbox(p), f"mbox {p.name}"
     if _MSGID.match(source) or b4api.archive_of(source):
         msgid = b4api.message_id(source) or source.strip("<>")
@@ -43,6 +44,7 @@ def import_series(store: Store, source: str, name: str | None, lore_url: str,
         if len(covers) != 1:
             raise NapipatchError(source, f"expected one cover letter, found {len(covers)}")
         c = covers[0]
+        check_numbering(source, c.subject.version, 0, 0)
         series = Series(name=name or "", version=c.subject.version, cover=c, patches=[],
                         source=source)
         if not name:

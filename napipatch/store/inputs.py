@@ -18,7 +18,7 @@ import git
 
 from napipatch.errors import NapipatchError
 from napipatch.mails import mail as mailmod
-from napipatch.mails.series import Series, assemble
+from napipatch.mails.series import Series, assemble, valid_name
 from napipatch.store import b4api
 from napipatch.store.store import Store
 from napipatch.tree import commits, gitutil
@@ -28,15 +28,16 @@ RANGE_LIMIT = 1000  # a range this long is a mistake (v6.12..HEAD of the wrong t
 
 def resolve(target: str, store: Store, tree: Path | None) -> Series:
     p = Path(target)
+    kind = mailmod.input_kind(target)
     # "series/NAME@vN" names the store even though no such path exists.
     m = re.fullmatch(r"(?:.*/)?([^/@]+)(@v?\d+)?", target)
-    if p.is_dir() and not (p / "series.toml").is_file():
+    if kind == "dir" and not (p / "series.toml").is_file():
         return assemble(mailmod.read_patch_dir(p), target, name=p.name)
-    if p.is_file():
+    if kind == "file":
         return assemble(mailmod.read_mbox(p), target, name=p.stem)
-    if m and _safe(m.group(1)) and (store.path(m.group(1)) / "series.toml").is_file():
+    if m and valid_name(m.group(1)) and (store.path(m.group(1)) / "series.toml").is_file():
         return store.load(m.group(1) + (m.group(2) or ""))
-    if p.is_dir() and (p / "series.toml").is_file():
+    if kind == "dir" and (p / "series.toml").is_file():
         return store.load(p.name)
     if ".." in target and tree is not None:
         return from_range(Path(tree), target)
@@ -45,10 +46,6 @@ def resolve(target: str, store: Store, tree: Path | None) -> Series:
     if tree is not None and is_branch(Path(tree), target):
         return from_range(Path(tree), f"{target}@{{upstream}}..{target}")
     raise NapipatchError(target, f"no such file, directory or series in {store.root}")
-
-
-def _safe(name: str) -> bool:
-    return bool(re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", name)) and ".." not in name
 
 
 def is_branch(tree: Path, name: str) -> bool:
@@ -94,7 +91,7 @@ def from_range(tree: Path, revrange: str, base: str | None = None) -> Series:
         mails = []
         for f in files:
             mails += [mailmod.parse_message(raw, f.name, env)
-                      for env, raw in mailmod.split_mbox(f.read_bytes(), f.name)]
+                      for env, raw in mailmod.split_mbox(mailmod.read_regular(f), f.name)]
     series = assemble(mails, revrange, name=revrange)
     # The cover letter of a range is format-patch's placeholder: the user
     # has not written it yet, so checks must not judge its text.

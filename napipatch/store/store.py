@@ -20,9 +20,10 @@ import tomli_w
 
 from napipatch.errors import NapipatchError
 from napipatch.mails import mail as mailmod
-from napipatch.mails.series import Series, assemble, changelog_of, check_name
+from napipatch.mails.series import Series, assemble, changelog_of, check_name, valid_name
 
 LORE_LINK = "https://lore.kernel.org/all/{msgid}/"
+RECORD_LIMIT = 16 << 20  # series.toml
 
 
 @dataclass
@@ -35,14 +36,17 @@ class Store:
     def names(self) -> list[str]:
         if not self.root.is_dir():
             return []
-        return sorted(p.name for p in self.root.iterdir() if (p / "series.toml").is_file())
+        return sorted(p.name for p in self.root.iterdir()
+                      if valid_name(p.name) and (p / "series.toml").is_file())
 
     def record(self, name: str) -> dict:
         f = self.path(name) / "series.toml"
         if not f.is_file():
             raise NapipatchError(name, f"no such series in {self.root}")
         try:
-            return tomllib.loads(f.read_text())
+            return tomllib.loads(mailmod.read_regular(f, RECORD_LIMIT).decode())
+        except UnicodeDecodeError:
+            raise NapipatchError(f, "not valid UTF-8") from None
         except tomllib.TOMLDecodeError as exc:
             raise NapipatchError(f, f"not valid TOML ({exc})") from None
 

@@ -31,6 +31,15 @@ from napipatch.tree import gitutil
 # objects of the base is cheaper than re-matching every changed file.
 MAX_CHECKOUT_DRIFT = 2000
 
+# One ``git grep -w -F`` over the objects with hundreds of words runs for
+# minutes (a header replaced by a symlink "removes" every prototype in it);
+# a caller asks for at most this many words at once.
+MAX_WORDS = 64
+
+
+class TooManyWords(ValueError):
+    """More words than MAX_WORDS in one pattern."""
+
 Matches = dict[str, list[int]]   # path -> line numbers (1-based)
 
 
@@ -73,7 +82,11 @@ class Pattern:
 
 
 def words(names, paths=("*.c", "*.h")) -> Pattern:
-    return Pattern(words=tuple(sorted(set(names))), paths=tuple(paths))
+    """A pattern of at most MAX_WORDS identifiers (TooManyWords past it)."""
+    ws = tuple(sorted(set(names)))
+    if len(ws) > MAX_WORDS:
+        raise TooManyWords(f"{len(ws)} words to grep; at most {MAX_WORDS}")
+    return Pattern(words=ws, paths=tuple(paths))
 
 
 def regex(expr: str, paths=(), fixed: str | None = None) -> Pattern:
