@@ -43,7 +43,13 @@ from napipatch.kernel.sysfsattrs import (
     resolve,
     sysfs_path,
 )
-from napipatch.mails.hunks import added_lines, parse_diff, post_image, pre_image, source_files
+from napipatch.mails.hunks import (
+    added_lines,
+    parse_diff,
+    post_image,
+    pre_image,
+    source_files,
+)
 from napipatch.tree import treegrep
 
 ID = "abi"

@@ -25,7 +25,12 @@ from napipatch.engine.registry import discover
 from napipatch.engine.run import run_checks
 from napipatch.errors import NapipatchError
 from napipatch.report.render import render_report
-from napipatch.store.inputs import current_series, from_stdin, looks_like_revisions, resolve
+from napipatch.store.inputs import (
+    current_series,
+    from_stdin,
+    looks_like_revisions,
+    resolve,
+)
 
 checks_app = typer.Typer(help="The checks napipatch runs.", no_args_is_help=True)
 

@@ -7,10 +7,10 @@ and nothing else imports it; tests/test_b4api.py pins the behaviour we use.
 
 from __future__ import annotations
 
-import email
-import email.policy
 import argparse
 import contextlib
+import email
+import email.policy
 import logging
 import os
 import re

@@ -7,7 +7,13 @@ from pathlib import Path
 
 from napipatch.errors import NapipatchError
 from napipatch.mails import mail as mailmod
-from napipatch.mails.series import Series, assemble, check_name, check_numbering, name_from
+from napipatch.mails.series import (
+    Series,
+    assemble,
+    check_name,
+    check_numbering,
+    name_from,
+)
 from napipatch.store import b4api
 from napipatch.store.store import Store
 

@@ -20,7 +20,13 @@ import tomli_w
 
 from napipatch.errors import NapipatchError
 from napipatch.mails import mail as mailmod
-from napipatch.mails.series import Series, assemble, changelog_of, check_name, valid_name
+from napipatch.mails.series import (
+    Series,
+    assemble,
+    changelog_of,
+    check_name,
+    valid_name,
+)
 
 LORE_LINK = "https://lore.kernel.org/all/{msgid}/"
 RECORD_LIMIT = 16 << 20  # series.toml
