@@ -190,6 +190,11 @@ def test_show_json_has_the_issue_shape(cli):
     newest = json.loads(cli("bench", "show", f"{SERIES}@v5", "--format", "json", check=0).stdout)
     assert newest["runs"][0]["id"] == "20261202-000000-virtio-net"
     assert newest["runs"][0]["emulated"] is False
+    listed = cli("bench", "list", SERIES, check=0).stdout.splitlines()
+    assert [ln.split()[:3] for ln in listed] == [
+        ["20261201-000000-virtio-net", "v5", "virtio-net"],
+        ["20261202-000000-virtio-net", "v5", "virtio-net"]]
+    assert "emulated" in listed[0] and "hardware" in listed[1]
 
 
 def test_show_against_and_plot(cli, tmp_path):
