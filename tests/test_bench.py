@@ -139,14 +139,14 @@ def test_plan_output_is_parsed_into_cells():
         "NAPIPATCH-BENCH kernel 6.12.117-napipatch",
         "NAPIPATCH-BENCH setup-failed mode=interrupts :: echo 0 > /x :: can't create /x",
         "NAPIPATCH-BENCH cell mode=interrupts load=1 rep=2 sent=50000 samples=49990 "
-        "p5=100 p50=200 p95=300 p99=400",
+        "clock=tsc p5=100 p50=200 p95=300 p99=400",
         "NAPIPATCH-BENCH cell mode=busy-poll load=0 rep=1 sent=10 samples=0 p5=0 p50=0 p95=0 p99=0",
         "NAPIPATCH-BENCH done"])
     kernel, cells, notes, done = planmod.parse(console, exp)
     assert kernel == "6.12.117-napipatch" and done
     assert cells[0] == {"mode": "interrupts", "load": "25K pkt/s + 38us delay", "rep": 2,
                         "p5": 100, "p50": 200, "p95": 300, "p99": 400, "samples": 49990,
-                        "sent": 50000}
+                        "sent": 50000, "clock": "tsc"}
     assert cells[1]["p50"] is None and cells[1]["samples"] == 0  # no replies: no latency
     assert notes == ["setup-failed: mode=interrupts :: echo 0 > /x :: can't create /x"]
 
@@ -208,6 +208,14 @@ def test_show_against_and_plot(cli, tmp_path):
     assert "| | p50: 10020 -> 9020 (-10.0%) | p50: 11020 -> 10020 (-9.1%) |" in cp.stdout
     assert "EMULATED" in cp.stdout
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 10000
+    other = _record(d, 4, "20261102-000000-virtio-net", 10000)
+    for ld in other["loads"]:
+        ld["name"] += " (other)"
+    (d / "v4" / "bench" / "20261102-000000-virtio-net.json").write_text(json.dumps(other))
+    cp = cli("bench", "show", f"{SERIES}@v5", "--against", f"{SERIES}@v4")
+    assert cp.returncode == 2 and cp.stderr.strip() == (
+        "napipatch: error: --against: run 20261102-000000-virtio-net and run "
+        "20261201-000000-virtio-net have no load points in common")
 
 
 def test_show_bad_inputs(cli, tmp_path):

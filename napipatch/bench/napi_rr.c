@@ -62,12 +62,68 @@ static long sent;
 static int fd_main;
 static struct sockaddr_in peer;
 
-static uint64_t now_ns(void)
+static uint64_t mono_ns(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+/*
+ * A kernel without high-resolution timers (the tinyconfig guest: jiffies
+ * clocksource) reads CLOCK_MONOTONIC in 4 ms steps, useless for latencies
+ * of microseconds and for the DELAY_US spin. There the TSC is read
+ * instead, its rate measured against CLOCK_MONOTONIC between two tick
+ * edges 400 ms apart.
+ */
+static int use_tsc;
+static double tsc_ns;
+static uint64_t tsc0, tsc0_ns;
+
+static inline uint64_t rdtsc(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	uint32_t lo, hi;
+
+	__asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
+	return ((uint64_t)hi << 32) | lo;
+#else
+	return mono_ns();
+#endif
+}
+
+static uint64_t tick_edge(uint64_t *tsc)
+{
+	uint64_t m0 = mono_ns(), m;
+
+	while ((m = mono_ns()) == m0)
+		;
+	*tsc = rdtsc();
+	return m;
+}
+
+static void pick_clock(void)
+{
+	struct timespec res, d = { .tv_sec = 0, .tv_nsec = 400000000 };
+	uint64_t t1, t2, m1, m2;
+
+	if (clock_getres(CLOCK_MONOTONIC, &res) == 0 && res.tv_sec == 0 && res.tv_nsec <= 1000)
+		return;
+	m1 = tick_edge(&t1);
+	nanosleep(&d, NULL);
+	m2 = tick_edge(&t2);
+	if (t2 <= t1)
+		return;
+	tsc_ns = (double)(m2 - m1) / (double)(t2 - t1);
+	tsc0 = t1;
+	tsc0_ns = m1;
+	use_tsc = 1;
+}
+
+static uint64_t now_ns(void)
+{
+	return use_tsc ? tsc0_ns + (uint64_t)((rdtsc() - tsc0) * tsc_ns) : mono_ns();
 }
 
 static void die(const char *what)
@@ -191,7 +247,7 @@ static void report(uint64_t *s, long n)
 	int i;
 
 	qsort(s, n, sizeof(*s), cmp_u64);
-	printf("napi_rr sent=%ld samples=%ld", sent, n);
+	printf("napi_rr sent=%ld samples=%ld clock=%s", sent, n, use_tsc ? "tsc" : "monotonic");
 	for (i = 0; i < npcts; i++) {
 		long k = n ? (long)(pcts[i] / 100.0 * n + 0.999999) - 1 : 0;  /* nearest rank */
 
@@ -215,6 +271,7 @@ static int client(void)
 
 	if (!samples)
 		die("calloc");
+	pick_clock();
 	fd_main = udp_socket();
 	busy_opts(fd_main, separate ? 0 : busy_us);
 	setsockopt(fd_main, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));

@@ -97,6 +97,7 @@ def parse(output: str, exp: Experiment) -> tuple[str | None, list[dict], list[st
             cell.update({k: int(kv[k]) if kv.get(k, "").isdigit() else None for k in keys})
             cell["samples"] = int(kv.get("samples", 0))
             cell["sent"] = int(kv.get("sent", 0))
+            cell["clock"] = kv.get("clock", "monotonic")  # tsc where the kernel's clock is coarse
             if not cell["samples"]:
                 cell.update({k: None for k in keys})
             cells.append(cell)

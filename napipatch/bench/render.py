@@ -115,8 +115,8 @@ def as_json(runs: list[dict]) -> str:
 
 
 def check_comparable(a: dict, b: dict) -> None:
-    """--against needs the same modes and load points in both runs."""
-    if [m["name"] for m in a["modes"]] != [m["name"] for m in b["modes"]]:
-        raise NapipatchError("--against", f"run {b['id']} has other modes than run {a['id']}")
-    if [ld["name"] for ld in a["loads"]] != [ld["name"] for ld in b["loads"]]:
-        raise NapipatchError("--against", f"run {b['id']} has other load points than run {a['id']}")
+    """--against needs a mode and a load point in common (others show as -)."""
+    for key, what in (("modes", "modes"), ("loads", "load points")):
+        if not {x["name"] for x in a[key]} & {x["name"] for x in b[key]}:
+            raise NapipatchError("--against", f"run {a['id']} and run {b['id']} have no "
+                                 f"{what} in common")
