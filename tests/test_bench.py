@@ -108,6 +108,16 @@ def test_bench_run_bad_inputs(cli, tmp_path):
         cp = cli("bench", "run", *args, "--tree", tmp_path)
         assert cp.returncode == 2 and message in cp.stderr, (args, cp.stderr)
         assert len(cp.stderr.strip().splitlines()) == 1
+    # idpf runs between two hosts: the client alone is not enough
+    tree = small_repo(tmp_path / "tree")
+    subprocess.run(["git", "-C", tree, "config", "napipatch.idpf.host", "client.example.org"])
+    cp = cli("bench", "run", f"{SERIES}@v5", "--tree", tree, "--target", "idpf")
+    assert cp.returncode == 2 and cp.stderr.strip() == "napipatch: error: napipatch.idpf.host: " \
+        "no remote host configured for idpf (set napipatch.idpf.host and .iface)", cp.stderr
+    subprocess.run(["git", "-C", tree, "config", "napipatch.idpf.iface", "eth1"])
+    cp = cli("bench", "run", f"{SERIES}@v5", "--tree", tree, "--target", "idpf")
+    assert cp.returncode == 2 and cp.stderr.strip() == "napipatch: error: napipatch.idpf.server: " \
+        "no server host configured for the experiment (git config napipatch.idpf.server HOST)"
     (cli.store / SERIES / "experiment.toml").unlink()
     cp = cli("bench", "run", f"{SERIES}@v5", "--tree", tmp_path)
     assert cp.returncode == 2 and "experiment.toml: no experiment for this series" in cp.stderr

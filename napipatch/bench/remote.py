@@ -31,7 +31,7 @@ WORKDIR = "/tmp/napipatch-bench"
 BASE_PORT = 54321
 
 
-def _hosts(cfg, target: str) -> tuple[Ssh, Ssh, str, str]:
+def hosts(cfg, target: str) -> tuple[Ssh, Ssh, str, str]:
     client = RemoteHost.from_config(cfg, target)
     server_name = cfg.get(f"napipatch.{target}.server")
     if not server_name:
@@ -62,7 +62,7 @@ def _start_server(ssh: Ssh, exp: Experiment, i: int) -> str:
 
 def run_hosts(cfg, exp: Experiment, target: str, binary: Path, progress) -> dict:
     """Every mode x load x repetition between the target's two hosts."""
-    client, server, addr, iface = _hosts(cfg, target)
+    client, server, addr, iface = hosts(cfg, target)
     exp = replace(exp, device=iface or exp.device)
     for ssh in (client, server):
         ssh.run(f"rm -rf {WORKDIR} && mkdir -p {WORKDIR}", timeout=60)

@@ -115,6 +115,8 @@ def run(store: Store, cfg, spec: str, tree: Path, target_name: str, quick: bool 
     if target.boot is None and not remote_host:
         raise NapipatchError(target_name, f"has no QEMU model: set napipatch.{target_name}.host "
                              f"and .server to run the experiment on real hosts")
+    if target.boot is None:
+        remotemod.hosts(cfg, target_name)  # all host settings there before anything is built
     tip = resolve_tip(store, cfg, spec, tree, base)
     run_id = record.new_id(target_name)
     if target.boot is not None:
