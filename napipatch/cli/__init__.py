@@ -24,6 +24,7 @@ from typing import Optional
 import typer
 
 from napipatch.cli import helpstyle
+from napipatch.cli.bench import bench_app
 from napipatch.cli.bot import bot_app
 from napipatch.cli.check import check, checks_app
 from napipatch.cli.common import state
@@ -49,6 +50,7 @@ app.add_typer(test_app, name="test")
 app.add_typer(hook_app, name="hook")
 app.command("send")(send)
 app.add_typer(bot_app, name="bot")
+app.add_typer(bench_app, name="bench")
 app.command("worker")(worker)
 
 

@@ -7,6 +7,7 @@ from typing import Optional
 
 import typer
 
+from napipatch.bench.cover import results as bench_results
 from napipatch.cli.common import load_config, read_text, store
 from napipatch.errors import printable
 from napipatch.store.exporting import export_series
@@ -46,6 +47,8 @@ def series_export(
     blurb_file: Optional[Path] = typer.Option(None, "--blurb", help="File with the cover letter text (default: previous version's)."),
     changes: Optional[str] = typer.Option(None, "--changes", help="This version's changelog lines (text or @FILE)."),
     force: bool = typer.Option(False, "--force", help="Replace a version already stored."),
+    bench: Optional[str] = typer.Option(None, "--bench", help="Put a recorded latency run (RUN-ID or latest) in the cover letter."),
+    allow_emulated: bool = typer.Option(False, "--allow-emulated", help="Allow an emulated (QEMU TCG) run for --bench; it is labelled emulated."),
 ):
     """git format-patch --base into series/NAME/vN with a rendered cover letter."""
     cfg = load_config(repo)
@@ -53,8 +56,10 @@ def series_export(
     if ch.startswith("@"):
         ch = read_text(Path(ch[1:]))
     blurb = read_text(blurb_file) if blurb_file else None
+    results = bench_results(store(cfg), name, bench, allow_emulated) if bench else None
     d = export_series(store(cfg), repo, revrange, name, version, tree_tag or cfg.tree_tag,
-                      base=base, title=title, blurb=blurb, changes=ch, force=force)
+                      base=base, title=title, blurb=blurb, changes=ch, force=force,
+                      results=results)
     typer.echo(f"{d}: {len(list(d.glob('*.patch')))} files")
 
 

@@ -95,14 +95,17 @@ def qemu_cmd(kernel: Path, initrd: Path, target: Target) -> list[str]:
 
 
 def boot(kernel: Path, target: Target, workdir: Path, timeout: float | None = None,
-         progress=None) -> BootResult:
+         progress=None, plan: Path | None = None,
+         extra: dict[str, Path] | None = None) -> BootResult:
+    """Boot ``kernel`` and run the target's plan (or ``plan``, with ``extra``
+    files packed into the initramfs: see initramfs.build)."""
     if target.boot is None:
         raise NapipatchError(f"target {target.name}", "is build-only (no QEMU model); nothing to boot")
     if not shutil.which("qemu-system-x86_64"):
         raise NapipatchError("qemu-system-x86_64", "not installed (apt-get install qemu-system-x86)")
     if not kernel.is_file():
         raise NapipatchError(kernel, "no kernel image: build the target first")
-    initrd = initramfs.build(target.boot.plan, workdir / "initramfs")
+    initrd = initramfs.build(plan or target.boot.plan, workdir / "initramfs", extra)
     timeout = timeout or target.boot.timeout
     logf = workdir / "logs" / f"{time.strftime('%Y%m%d-%H%M%S')}-boot.console.log"
     logf.parent.mkdir(parents=True, exist_ok=True)

@@ -45,10 +45,18 @@ def find_busybox() -> Path:
     raise NapipatchError("busybox", "a static busybox is needed (apt-get install busybox-static)")
 
 
-def build(plan: Path, dest_dir: Path) -> Path:
-    """initrd.gz for ``plan`` in ``dest_dir`` (cached by content)."""
+def build(plan: Path, dest_dir: Path, extra: dict[str, Path] | None = None) -> Path:
+    """initrd.gz for ``plan`` in ``dest_dir`` (cached by content).
+
+    ``extra`` maps paths in the guest (``bin/napi_rr``) to files to pack
+    there, executable (the latency experiment's workload program).
+    """
     busybox = find_busybox()
-    h = hashlib.sha256(INIT.encode() + plan.read_bytes() + busybox.read_bytes()).hexdigest()[:12]
+    extra = extra or {}
+    h = hashlib.sha256(INIT.encode() + plan.read_bytes() + busybox.read_bytes())
+    for dest, src in sorted(extra.items()):
+        h.update(dest.encode() + b"\0" + src.read_bytes())
+    h = h.hexdigest()[:12]
     out = dest_dir / f"initrd-{h}.cpio.gz"
     if out.exists():
         return out
@@ -66,6 +74,10 @@ def build(plan: Path, dest_dir: Path) -> Path:
         (root / "init").chmod(0o755)
         shutil.copy(plan, root / "plan.sh")
         (root / "plan.sh").chmod(0o755)
+        for dest, src in extra.items():
+            (root / dest).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy(src, root / dest)
+            (root / dest).chmod(0o755)
         files = sorted(str(p.relative_to(root)) for p in root.rglob("*"))
         cp = subprocess.run(["cpio", "-o", "-H", "newc", "-R", "0:0", "--quiet"], cwd=root,
                             input=("\n".join(files) + "\n").encode(), capture_output=True)

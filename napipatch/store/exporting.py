@@ -76,7 +76,10 @@ def _cover_text(store: Store, name: str, version: int) -> tuple[str, str]:
 
 def export_series(store: Store, repo: Path, revrange: str, name: str, version: int | None,
                   tree_tag: str, base: str = "auto", title: str | None = None,
-                  blurb: str | None = None, changes: str = "", force: bool = False) -> Path:
+                  blurb: str | None = None, changes: str = "", force: bool = False,
+                  results: dict | None = None) -> Path:
+    """Export ``revrange`` as NAME@vN; ``results`` (napipatch.bench.cover.results)
+    renders a recorded latency run as the cover letter's results section."""
     check_name(name)
     repo = gitutil.require_repo(repo)
     if version is None:
@@ -106,7 +109,7 @@ def export_series(store: Store, repo: Path, revrange: str, name: str, version: i
         raise NapipatchError(revrange, "no commits in range")
     cover_name = "0000-cover-letter.patch"
     files[cover_name] = _fill_cover(files[cover_name], title, blurb,
-                                    changelog_entries(store, name, version, changes))
+                                    changelog_entries(store, name, version, changes), results)
     mails = []
     for fname, text in files.items():
         mails += [mailmod.parse_message(raw, fname, env)
@@ -116,7 +119,9 @@ def export_series(store: Store, repo: Path, revrange: str, name: str, version: i
                              exported_from=revrange, files=files)
 
 
-def _fill_cover(text: str, title: str, blurb: str, entries: list[dict]) -> str:
-    body = render("cover-letter.j2", blurb=blurb, changelog=entries).rstrip("\n")
+def _fill_cover(text: str, title: str, blurb: str, entries: list[dict],
+                results: dict | None = None) -> str:
+    body = render("cover-letter.j2", blurb=blurb, changelog=entries,
+                  results=results).rstrip("\n")
     text = text.replace("*** SUBJECT HERE ***", title, 1)
     return text.replace("*** BLURB HERE ***", body, 1)

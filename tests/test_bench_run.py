@@ -1,0 +1,58 @@
+"""``napipatch bench run --quick`` for real: the v5 tip built for virtio-net,
+booted in QEMU (TCG), the experiment's 5 modes x 2 load points x 2
+repetitions run in the guest against napi_rr servers on this host.
+
+Shares the build directory with test_build_boot.py (the tip is an
+incremental build there). Must finish in under 15 minutes.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import time
+
+import pytest
+
+from conftest import ROOT
+
+pytestmark = [pytest.mark.build, pytest.mark.tree]
+
+SERIES = "threaded-busy-poll"
+
+
+def test_quick_run_is_recorded_and_shown(cli, kernel_tree, build_dir, tmp_path):
+    shutil.copytree(ROOT / "series" / SERIES, cli.store / SERIES)
+    shutil.rmtree(cli.store / SERIES / "v5" / "bench", ignore_errors=True)
+    env = {"NAPIPATCH_BUILD_DIR": str(build_dir)}
+    t0 = time.monotonic()
+    cp = cli("bench", "run", f"{SERIES}@v5", "--tree", kernel_tree, "--target", "virtio-net",
+             "--quick", "--format", "json", env=env)
+    took = time.monotonic() - t0
+    assert cp.returncode == 0, cp.stderr[-3000:]
+    assert took < 15 * 60, f"quick run took {took:.0f} s"
+    (run,) = json.loads(cp.stdout)["runs"]
+    assert run["emulated"] is True and run["target"] == "virtio-net"
+    assert run["kernel"].startswith("6.12"), run["kernel"]
+    assert run["modes"] == ["interrupts", "busy-poll", "busy-poll-thread", "prefer-busy-poll",
+                            "threaded-busy-poll"]
+    assert run["loads"] == ["12K pkt/s + 0us delay", "25K pkt/s + 38us delay"]
+    assert len(run["cells"]) == 20
+    for c in run["cells"]:
+        assert c["samples"] > 0, c
+        assert 0 < c["p5"] <= c["p50"] <= c["p95"] <= c["p99"], c
+    # the record beside the series, with its metadata
+    (f,) = (cli.store / SERIES / "v5" / "bench").glob("*.json")
+    rec = json.loads(f.read_text())
+    assert rec["id"] == run["id"] == f.stem and rec["accel"] == "tcg" and rec["quick"] is True
+    assert rec["host_cpu"] and rec["napipatch"] and rec["date"]
+    assert len(rec["tip"]) == 40 and rec["base"] == "e738e549a0149a76249c12c6132a8372d6e0add2"
+    # the sysfs knobs of every mode were really set in the guest
+    assert not [n for n in rec["notes"] if "threaded" in n or "napi_defer_hard_irqs" in n
+                or "gro_flush_timeout" in n], rec["notes"]
+    shown = cli("bench", "show", f"{SERIES}@v5", "--format", "markdown", "--plot",
+                tmp_path / "q.png", check=0).stdout
+    assert "EMULATED (QEMU TCG)" in shown
+    assert "| Experiment | interrupts | SO_BUSYPOLL | SO_BUSYPOLL(separate) | " \
+           "SO_PREFER_BUSY_POLL | NAPI Threaded |" in shown
+    assert (tmp_path / "q.png").read_bytes()[:4] == b"\x89PNG"
