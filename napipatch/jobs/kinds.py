@@ -100,8 +100,8 @@ class BootJob:
                             hint=f"full log: {step.log}", details=step.error_excerpt)
                 return JobResult("boot", target.name, "fail", [f], round(time.monotonic() - t0, 1))
             if target.boot is not None and target.boot.backend == "vng":
-                guest = selfrun.boot_tip(b, kernel, self.commit, self.base, self.cache,
-                                         self.timeout, progress)
+                guest = selfrun.boot_tip(b, kernel, self.commit, self.base, self.timeout,
+                                         progress)
                 res = guest.res
             else:
                 progress(f"{target.name}: booting {self.commit[:12]} in QEMU (TCG)")

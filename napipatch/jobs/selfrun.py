@@ -42,23 +42,23 @@ def cases_of(res: BootResult) -> list[CaseResult]:
     return [c for r in res.runs for c in selftests.case_results(r, hang)]
 
 
-def boot_tip(b: Builder, kernel: Path, commit: str, base: str | None, cache: Path,
+def boot_tip(b: Builder, kernel: Path, commit: str, base: str | None,
              timeout: float | None, progress) -> GuestRun:
     target = b.target
     tests, missing = _tests(b.repo, target, base, commit)
     ksrc = selftests.export_tools(b.repo, commit, b.dirs.root / "selftests")
     progress(f"{target.name}: booting {commit[:12]} with vng: plan + "
              f"{len(tests)} selftest{'s' if len(tests) != 1 else ''}")
-    res = vng.boot(kernel, target, b.dirs.root, cache, ksrc, tests, timeout=timeout,
-                   progress=progress)
+    res = vng.boot(kernel, target, b.dirs.root, b.dirs.root.parent, ksrc, tests,
+                   timeout=timeout, progress=progress)
     run = GuestRun(res, cases_of(res), missing)
     failed = [c for c in run.cases if c.status == "not ok"]
     if failed and base and base != commit:
-        run.on_base, run.base_note = _on_base(b, kernel, base, cache, failed, progress)
+        run.on_base, run.base_note = _on_base(b, kernel, base, failed, progress)
     return run
 
 
-def _on_base(b: Builder, kernel: Path, base: str, cache: Path, failed: list[CaseResult],
+def _on_base(b: Builder, kernel: Path, base: str, failed: list[CaseResult],
              progress) -> tuple[set[str] | None, str]:
     progs = list(dict.fromkeys(":".join(c.name.split(":")[:2]) for c in failed))
     tests, _ = selftests.resolve(b.repo, base, progs)
@@ -71,6 +71,6 @@ def _on_base(b: Builder, kernel: Path, base: str, cache: Path, failed: list[Case
     cap = b.target.selftest_max_timeout
     tests = [Selftest(t.dir, t.prog, min(t.timeout, cap)) for t in tests]
     ksrc = selftests.export_tools(b.repo, base, b.dirs.root / "selftests")
-    res = vng.boot(kernel, b.target, b.dirs.root, cache, ksrc, tests, plan=False,
-                   progress=progress)
+    res = vng.boot(kernel, b.target, b.dirs.root, b.dirs.root.parent, ksrc, tests,
+                   plan=False, progress=progress)
     return {c.name for c in cases_of(res) if c.status == "not ok"}, ""

@@ -23,8 +23,8 @@ from napipatch.tree import gitutil
 
 ROOT = "tools/testing/selftests"
 # What a Python selftest needs from the tree: the tests and their lib/, the
-# YNL library and CLI, and the netlink specs YNL loads.
-EXPORT = [ROOT, "tools/net/ynl", "tools/include", "Documentation/netlink/specs"]
+# YNL library and CLI, and the netlink specs (and schemas) YNL loads.
+EXPORT = [ROOT, "tools/net/ynl", "tools/include", "Documentation/netlink"]
 DEFAULT_TIMEOUT = 45  # kselftest's runner default when a dir has no settings
 TIMEOUT_RC = 124  # timeout(1)'s status, kselftest's "timeout_rc"
 SKIP_RC = 4  # KSFT_SKIP

@@ -30,6 +30,10 @@ from napipatch.jobs.targets import Target
 
 SELFTEST_BEGIN = "NAPIPATCH-SELFTEST-BEGIN"
 SELFTEST_END = "NAPIPATCH-SELFTEST-END"
+DONE = "NAPIPATCH-GUEST-DONE"
+# A kernel without ACPI cannot power off: it halts and QEMU stays up, so the
+# host ends the guest once the script is done.
+_ENDED = (DONE, "reboot: Power off not available", "reboot: System halted")
 PROBE_TIMEOUT = 60  # seconds a KVM guest gets to run `true` before KVM is judged broken
 
 
@@ -50,7 +54,10 @@ def command(kernel: Path, target: Target, script: Path, accel: str) -> list[str]
     cmd = [vng_path(), "--run", str(kernel), "--force-9p", "--disable-microvm", "--verbose",
            f"--rodir={script.parent.parent}",
            "--memory", f"{b.memory}M" if b.memory.isdigit() else b.memory, "--cpus", b.cpus,
-           "--cwd", "/", "--append", b.append]
+           # root=: the 9p root's tag (a kernel without CONFIG_BLOCK mounts a
+           # nodev root only by name); net.ifnames=0: the host's udevd in the
+           # guest keeps the NIC's name eth0
+           "--cwd", "/", "--append", f"{b.append} root=/dev/root net.ifnames=0"]
     if b.network:
         cmd += ["--network", b.network, "--no-dhcp"]
     if accel != "kvm":
@@ -67,7 +74,14 @@ def guest_script(plan: Path | None, ksrc: Path, tests: list[Selftest]) -> str:
              f"export KSRC={q(str(ksrc))}",
              f"export YNL={q(str(ksrc / 'tools/net/ynl/cli.py'))}",
              f"export YNL_SPECS={q(str(ksrc / 'Documentation/netlink/specs'))}",
-             "cd /tmp"]
+             "cd /tmp",
+             # the plan's NIC is eth0, whatever the host's udev rules named it
+             "udevadm settle -t 10 2>/dev/null",
+             "for n in /sys/class/net/*; do",
+             '  case "$(readlink "$n/device/driver" 2>/dev/null)" in',
+             '  *virtio_net) [ "${n##*/}" = eth0 ] || ip link set "${n##*/}" name eth0; break;;',
+             "  esac",
+             "done"]
     if plan is not None:
         lines += [f"echo {initramfs.BEGIN}", f"sh {q(str(plan))}",
                   f'echo "{initramfs.END} rc=$?"']
@@ -76,7 +90,7 @@ def guest_script(plan: Path | None, ksrc: Path, tests: list[Selftest]) -> str:
                   f"cd {q(str(ksrc / ROOT / t.dir))}",
                   f"timeout -k 10 {t.timeout} ./{q(t.prog)} 2>&1",
                   f'echo "{SELFTEST_END} {t.name} rc=$?"']
-    lines += ["sync", "exit 0"]
+    lines += ["sync", f"echo {DONE}", "exit 0"]
     return "\n".join(lines) + "\n"
 
 
@@ -104,7 +118,7 @@ def accel(kernel: Path, target: Target, workdir: Path, cache: Path, progress) ->
         pass
     progress(f"probing KVM (a guest that hangs is cut after {PROBE_TIMEOUT} s)")
     script = workdir / "probe.sh"
-    script.write_text("#!/bin/sh\necho napipatch-kvm-ok\n")
+    script.write_text(f"#!/bin/sh\necho napipatch-kvm-ok\necho {DONE}\n")
     cmd = [c for c in command(kernel, target, script, "kvm") if c != "--verbose"]
     out, timed_out, _ = run(cmd, PROBE_TIMEOUT, workdir / "logs" / "kvm-probe.log")
     verdict = "kvm" if not timed_out and "napipatch-kvm-ok" in out else "tcg"
@@ -125,13 +139,17 @@ def run(cmd: list[str], timeout: float, logf: Path, progress=None, what: str = "
     t0 = time.monotonic()
     with open(logf, "w", buffering=1) as lf:
         lf.write("$ " + shlex.join(cmd) + "\n")
+        # vng runs virtme-run from PATH: the one installed beside it
+        env = dict(os.environ, PATH=f"{Path(cmd[0]).parent}{os.pathsep}{os.environ.get('PATH', '')}")
         p = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE, start_new_session=True)
+                             stderr=subprocess.PIPE, start_new_session=True, env=env)
 
         def pump(stream) -> None:
             for raw in iter(stream.readline, b""):
                 line = raw.decode(errors="replace").rstrip("\r\n")
                 with lock:
+                    if line.startswith(_ENDED):
+                        stamps.setdefault("done", time.monotonic())
                     if line.startswith(SELFTEST_BEGIN):
                         stamps.setdefault("start", time.monotonic())
                     elif line.startswith(SELFTEST_END):
@@ -148,6 +166,8 @@ def run(cmd: list[str], timeout: float, logf: Path, progress=None, what: str = "
                 if time.monotonic() - t0 > timeout:
                     timed_out = True
                     break
+                if time.monotonic() - stamps.get("done", 1e18) > 3:
+                    break  # the guest's script is over: it halts, QEMU would not exit
                 if progress:
                     progress(f"{what}: {time.monotonic() - t0:.0f} s, "
                              f"{lines[-1][:100] if lines else 'starting'}")
@@ -190,12 +210,13 @@ def split_runs(console: str, tests: list[Selftest]) -> tuple[list[ProgramRun], l
     return runs, [t.name for t in tests if t.name not in started]
 
 
-def boot(kernel: Path, target: Target, workdir: Path, cache: Path, ksrc: Path,
+def boot(kernel: Path, target: Target, workdir: Path, probe_dir: Path, ksrc: Path,
          tests: list[Selftest], timeout: float | None = None, plan: bool = True,
          progress=None) -> BootResult:
     """One vng boot of ``kernel``: the plan (unless ``plan`` is false), then
     ``tests`` from ``ksrc``. A guest past the timeout is killed; the plan
-    gets the target's timeout and each selftest its own, unless ``timeout``."""
+    gets the target's timeout and each selftest its own, unless ``timeout``.
+    ``probe_dir`` keeps the KVM probe's verdict (shared by every target)."""
     if target.boot is None:
         raise NapipatchError(f"target {target.name}", "is build-only (no QEMU model); nothing to boot")
     if not shutil.which("qemu-system-x86_64"):
@@ -204,7 +225,7 @@ def boot(kernel: Path, target: Target, workdir: Path, cache: Path, ksrc: Path,
         raise NapipatchError(kernel, "no kernel image: build the target first")
     guest = workdir / "guest"
     guest.mkdir(parents=True, exist_ok=True)
-    a = accel(kernel, target, guest, cache, progress or (lambda _m: None))
+    a = accel(kernel, target, guest, probe_dir, progress or (lambda _m: None))
     plan_copy = None
     if plan:
         plan_copy = guest / "plan.sh"

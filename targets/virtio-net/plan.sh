@@ -39,7 +39,7 @@ pingit() { timeout 10 ping -c 1 "$PEER" >/dev/null 2>&1; }
 
 # napi-get for $DEV through the tree's YNL CLI: one Python dict a NAPI
 napi_get() {
-	python3 "$YNL" --spec "$YNL_SPECS/netdev.yaml" --dump napi-get \
+	python3 "$YNL" --spec "$YNL_SPECS/netdev.yaml" --no-schema --dump napi-get \
 		--json "{\"ifindex\": $(cat /sys/class/net/$DEV/ifindex)}" 2>&1
 }
 have_ynl() { [ -n "$YNL" ] && [ -f "$YNL" ] && command -v python3 >/dev/null 2>&1; }
