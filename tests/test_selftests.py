@@ -8,6 +8,7 @@ from pathlib import Path
 from conftest import commit_files, git, small_repo
 
 from napipatch.jobs import selftests, targets, vng
+from napipatch.jobs.verdicts import selftest_findings
 from napipatch.jobs.selftests import Selftest, ProgramRun
 
 MK = ("TEST_PROGS := a.sh \\\n\tb.sh\nTEST_PROGS += nl_netdev.py\n"
@@ -120,3 +121,16 @@ def test_virtio_net_boots_with_vng_and_runs_nl_netdev():
     assert "net:nl_netdev.py" in t.selftests
     opts = t.options()
     assert opts["CONFIG_9P_FS"] == opts["CONFIG_NET_9P_VIRTIO"] == opts["CONFIG_VIRTIO_CONSOLE"] == "y"
+
+
+def test_a_failing_case_is_a_selftest_error_unless_the_base_fails_it_too():
+    cases = selftests.case_results(ProgramRun("net:nl_netdev.py", 1, KTAP.splitlines()))
+    new = selftest_findings("virtio-net", cases, 5, "a" * 40, set(), "/x.log")
+    errors = [f for f in new if f.severity.value == "error"]
+    assert [f.message for f in errors] == [
+        "virtio-net: selftest net:nl_netdev.py:napi_threaded_check failed at patch 5 (aaaaaaaaaaaa)"]
+    assert errors[0].patch == 5 and "enabled != busy-poll" in errors[0].details
+    old = selftest_findings("virtio-net", cases, 5, "a" * 40,
+                            {"net:nl_netdev.py:napi_threaded_check"}, "/x.log")
+    assert not [f for f in old if f.severity.value == "error"]
+    assert any(f.message.endswith("already failing on base") for f in old)

@@ -102,7 +102,7 @@ def settings_timeout(settings: str | None) -> int:
     return DEFAULT_TIMEOUT
 
 
-def _show(repo: Path, commit: str, path: str) -> str | None:
+def show(repo: Path, commit: str, path: str) -> str | None:
     cp = gitutil.git(repo, "show", f"{commit}:{path}", check=False)
     return cp.stdout if cp.returncode == 0 else None
 
@@ -111,7 +111,7 @@ def _dir_of(repo: Path, commit: str, path: str) -> tuple[str, list[str]] | None:
     """The nearest dir above ``path`` whose Makefile lists TEST_PROGS."""
     d = posixpath.dirname(path)
     while d.startswith(ROOT + "/"):
-        mk = _show(repo, commit, f"{d}/Makefile")
+        mk = show(repo, commit, f"{d}/Makefile")
         if mk is not None and test_progs(mk):
             return d[len(ROOT) + 1:], test_progs(mk)
         d = posixpath.dirname(d)
@@ -133,7 +133,7 @@ def changed(repo: Path, base: str, tip: str) -> list[str]:
         if rel in progs:
             out.append(f"{d}:{rel}")
         elif rel == "Makefile":
-            old = set(test_progs(_show(repo, base, f) or ""))
+            old = set(test_progs(show(repo, base, f) or ""))
             out += [f"{d}:{p}" for p in progs if p not in old]
     return list(dict.fromkeys(out))
 
@@ -145,10 +145,10 @@ def resolve(repo: Path, commit: str, names: list[str]) -> tuple[list[Selftest], 
     missing: list[str] = []
     for name in dict.fromkeys(names):
         d, _, prog = name.partition(":")
-        if not prog or _show(repo, commit, f"{ROOT}/{d}/{prog}") is None:
+        if not prog or show(repo, commit, f"{ROOT}/{d}/{prog}") is None:
             missing.append(name)
             continue
-        tests.append(Selftest(d, prog, settings_timeout(_show(repo, commit, f"{ROOT}/{d}/settings"))))
+        tests.append(Selftest(d, prog, settings_timeout(show(repo, commit, f"{ROOT}/{d}/settings"))))
     return tests, missing
 
 
