@@ -151,7 +151,7 @@ def test_hung_guest_is_cut_by_the_timeout(run, kernel_tree, base_commit, tmp_pat
     anchor = "\tif (val != 0 && val != 1)\n\t\treturn -EOPNOTSUPP;\n"
     text = edit(kernel_tree, base_commit, path, anchor, anchor + "\n\tif (val)\n\t\tssleep(600);\n")
     d = _series(kernel_tree, base_commit, tmp_path, "hang", [("net: sleep in threaded store", {path: text})])
-    rc, report = run("boot", d, "--target", "virtio-net", "--timeout", "60")
+    rc, report = run("boot", d, "--target", "virtio-net", "--timeout", "90")
     assert rc == 1
     errors = [f for f in report["findings"] if f["check"] == "boot" and f["severity"] == "error"]
     assert len(errors) == 1, errors
