@@ -90,7 +90,12 @@ def guest_script(plan: Path | None, ksrc: Path, tests: list[Selftest]) -> str:
                   f"cd {q(str(ksrc / ROOT / t.dir))}",
                   f"timeout -k 10 {t.timeout} ./{q(t.prog)} 2>&1",
                   f'echo "{SELFTEST_END} {t.name} rc=$?"']
-    lines += ["sync", f"echo {DONE}", "exit 0"]
+    # Restart the guest's kernel (QEMU runs with -no-reboot, so it exits): a
+    # kernel without ACPI only halts at power-off, and a host watcher killed
+    # mid-run (kill -9 of a worker) would leave that QEMU up for good.
+    lines += ["sync", f"echo {DONE}", "sleep 1",
+              "python3 -c 'import ctypes; ctypes.CDLL(None).reboot(0x01234567)' 2>/dev/null",
+              "exit 0"]
     return "\n".join(lines) + "\n"
 
 
