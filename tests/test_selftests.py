@@ -134,3 +134,14 @@ def test_a_failing_case_is_a_selftest_error_unless_the_base_fails_it_too():
                             {"net:nl_netdev.py:napi_threaded_check"}, "/x.log")
     assert not [f for f in old if f.severity.value == "error"]
     assert any(f.message.endswith("already failing on base") for f in old)
+
+
+def test_old_exports_are_pruned(tmp_path):
+    repo = small_repo(tmp_path / "linux")
+    commits = [_base(repo)]
+    for i in range(selftests.KEEP + 1):
+        commits.append(commit_files(repo, commits[-1], {"README": f"v{i}\n"}, f"c{i}"))
+    for c in commits:
+        selftests.export_tools(repo, c, tmp_path / "export")
+    kept = sorted(p.name for p in (tmp_path / "export").iterdir())
+    assert kept == sorted(commits[-selftests.KEEP:])

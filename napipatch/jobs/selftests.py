@@ -25,6 +25,7 @@ ROOT = "tools/testing/selftests"
 # What a Python selftest needs from the tree: the tests and their lib/, the
 # YNL library and CLI, and the netlink specs (and schemas) YNL loads.
 EXPORT = [ROOT, "tools/net/ynl", "tools/include", "Documentation/netlink"]
+KEEP = 6  # exported trees kept per build directory
 DEFAULT_TIMEOUT = 45  # kselftest's runner default when a dir has no settings
 TIMEOUT_RC = 124  # timeout(1)'s status, kselftest's "timeout_rc"
 SKIP_RC = 4  # KSFT_SKIP
@@ -64,10 +65,14 @@ class ProgramRun:
 
 def export_tools(repo: Path, commit: str, dest_root: Path) -> Path:
     """A read-only copy of ``commit``'s selftests, YNL and specs: the guest's
-    KSRC. Cached by commit; a partial export (killed run) is redone."""
+    KSRC. Cached by commit (~33 MB each, the KEEP most recently used are
+    kept); a partial export (killed run) is redone. Callers hold the build
+    directory's lock."""
     dest = Path(dest_root) / commit
     if (dest / ".complete").exists():
+        (dest / ".complete").touch()  # recently used: kept by _prune
         return dest
+    _prune(Path(dest_root))
     if dest.exists():
         shutil.rmtree(dest)
     dest.mkdir(parents=True)
@@ -80,6 +85,15 @@ def export_tools(repo: Path, commit: str, dest_root: Path) -> Path:
         tf.extractall(dest, filter="tar")
     (dest / ".complete").write_text(commit + "\n")
     return dest
+
+
+def _prune(root: Path) -> None:
+    if not root.is_dir():
+        return
+    done = sorted((d for d in root.iterdir() if (d / ".complete").exists()),
+                  key=lambda d: (d / ".complete").stat().st_mtime, reverse=True)
+    for d in done[KEEP - 1:]:
+        shutil.rmtree(d, ignore_errors=True)
 
 
 def test_progs(makefile: str) -> list[str]:
