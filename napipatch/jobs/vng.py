@@ -22,6 +22,8 @@ import threading
 import time
 from pathlib import Path
 
+from virtme_ng.version import get_package_version
+
 from napipatch.errors import NapipatchError
 from napipatch.jobs import initramfs
 from napipatch.jobs.boot import BootResult, parse_tap
@@ -143,7 +145,8 @@ def run(cmd: list[str], timeout: float, logf: Path, progress=None, what: str = "
     lock = threading.Lock()
     t0 = time.monotonic()
     with open(logf, "w", buffering=1) as lf:
-        lf.write("$ " + shlex.join(cmd) + "\n")
+        # which virtme-ng booted it: its guest init and options vary by version
+        lf.write(f"# virtme-ng {get_package_version()}\n$ " + shlex.join(cmd) + "\n")
         # vng runs virtme-run from PATH: the one installed beside it
         env = dict(os.environ, PATH=f"{Path(cmd[0]).parent}{os.pathsep}{os.environ.get('PATH', '')}")
         p = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,

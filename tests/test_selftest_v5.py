@@ -5,7 +5,7 @@ Patch 4 is changed so that napi-get reports a NAPI in busy-poll mode as
 but nl_netdev.py's napi_threaded_check (added by patch 5) fails in the vng
 guest, and ``napipatch test boot`` says so with a ``selftest`` error.
 
-Runs after the flagship (file name), from its v5 build: only
+Runs after the flagship (marker ``last``, then file order), from its v5 build: only
 net/core/netdev-genl.c is rebuilt for the tip. The base's nl_netdev.py has
 no napi_threaded_check, so the failure is new without booting the base.
 """
@@ -17,7 +17,7 @@ import pytest
 
 from conftest import ROOT
 
-pytestmark = [pytest.mark.build, pytest.mark.tree]
+pytestmark = [pytest.mark.build, pytest.mark.tree, pytest.mark.last]
 
 V5 = ROOT / "series" / "threaded-busy-poll" / "v5"
 GOOD = "+\tif (state & NAPIF_STATE_THREADED_BUSY_POLL)\n+\t\treturn NETDEV_NAPI_THREADED_BUSY_POLL;\n"
