@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Installs what napipatch needs on Debian 12: the system tools it drives
 # (git, git send-email, perl for the kernel's scripts, the kernel build
-# chain, QEMU and busybox for boots, the 6.12 kernel source for tests,
+# chain, QEMU and busybox for boots; udev (udevadm) and python3-yaml that the
+# kernel's selftests and YNL use inside the virtme-ng guest, which sees this
+# host's root read-only; the 6.12 kernel source for tests,
 # public-inbox for the CI bot's tests) and the Python package itself,
 # editable, in .venv.
 set -euo pipefail
@@ -25,7 +27,7 @@ $SUDO apt-get install -y -q --no-install-recommends \
     git git-email perl python3 python3-venv python3-pip ca-certificates xz-utils \
     libmailtools-perl libauthen-sasl-perl libemail-valid-perl libio-socket-ssl-perl \
     make gcc libc6-dev flex bison bc libelf-dev libssl-dev cpio dwarves ccache kmod \
-    qemu-system-x86 busybox-static linux-source-6.12 public-inbox \
+    qemu-system-x86 busybox-static udev python3-yaml linux-source-6.12 public-inbox \
     redis-server openssh-server openssh-client iproute2 ethtool iputils-ping >/dev/null
 [ -x .venv/bin/python ] || python3 -m venv .venv
 .venv/bin/pip install -q --upgrade pip >/dev/null

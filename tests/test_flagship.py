@@ -1,4 +1,5 @@
-"""The flagship proven: threaded busy poll v5 boots on 6.12 and busy polls.
+"""The flagship proven: threaded busy poll v5 boots on 6.12, busy polls, and
+passes its own selftest (nl_netdev.py napi_threaded_check) in the guest.
 
 Runs last (the ``last`` marker, see tests/conftest.py) because it moves the
 shared virtio-net build to the v5 tip. The per-patch builds for both
@@ -16,7 +17,7 @@ from conftest import ROOT
 pytestmark = [pytest.mark.build, pytest.mark.tree, pytest.mark.last]
 
 
-def test_v5_boots_and_threaded_2_busy_polls(cli, kernel_tree, build_dir):
+def test_v5_boots_busy_polls_and_passes_napi_threaded_check(cli, kernel_tree, build_dir):
     cp = cli("--store", ROOT / "series", "test", "boot", "threaded-busy-poll@v5",
              "--tree", kernel_tree, "--target", "virtio-net", "--format", "json",
              env={"NAPIPATCH_BUILD_DIR": str(build_dir)})
@@ -33,3 +34,11 @@ def test_v5_boots_and_threaded_2_busy_polls(cli, kernel_tree, build_dir):
     assert tap["threaded reads back 0"] == "ok"
     assert tap["dmesg has no WARN/BUG/Oops/lockdep/KASAN splats"] == "ok"
     assert "not ok" not in tap.values()
+    # the YNL CLI in the vng guest sees the new attribute
+    assert tap["netlink napi-get reports threaded enabled"] == "ok"
+    assert tap["netlink napi-get reports threaded busy-poll"] == "ok"
+    # the same boot ran nl_netdev.py from the v5 tip (patch 5 adds the case)
+    results = {f["message"] for f in data["findings"] if f["check"] == "selftest"}
+    assert "virtio-net: selftest net:nl_netdev.py:napi_threaded_check ok" in results, results
+    assert {c["id"]: c["status"] for c in data["checks"]}["selftest/virtio-net"] == "pass"
+    assert "with vng under " in info["message"] and "selftests: " in info["message"]

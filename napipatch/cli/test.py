@@ -130,8 +130,9 @@ def boot_cmd(target: str = typer.Argument(..., help=TARGET_HELP), tree: Optional
              base: Optional[str] = BASE,
              targets: Optional[list[str]] = typer.Option(None, "--target", help="A bootable target (virtio-net)."),
              jobs: int = _JOBS, fmt: str = FORMAT,
-             timeout: Optional[float] = typer.Option(None, "--timeout", help="Seconds before a hung guest is killed (default: the target's).")):
-    """Build the series tip and run the target's test plan in QEMU; exit 1 on failed tests."""
+             timeout: Optional[float] = typer.Option(None, "--timeout", help="Seconds before a hung guest is killed (default: the target's plus each selftest's).")):
+    """Build the series tip and boot it (virtme-ng): the target's test plan and the
+    kernel selftests the series changes or the target lists; exit 1 on failures."""
     check_format(fmt)
     cfg, applied, report, commits = _setup(target, tree, base)
     names = _targets(targets, bootable=not targets)

@@ -1,4 +1,5 @@
-"""Booting a built kernel in QEMU (TCG) and reading the test plan's TAP.
+"""Booting a built kernel in QEMU (TCG) with a busybox initramfs, and
+reading the test plan's TAP (also for the vng backend, napipatch.jobs.vng).
 
 KVM guests hang on the machines this was written on, so the guest runs
 under TCG (``-accel tcg -cpu max``). The serial console is the only
@@ -18,6 +19,7 @@ from pathlib import Path
 
 from napipatch.errors import NapipatchError
 from napipatch.jobs import initramfs
+from napipatch.jobs.selftests import ProgramRun
 from napipatch.jobs.targets import Target
 
 _TAP = re.compile(r"(?:^|\s)(not ok|ok) (\d+) - (.*?)\s*$")
@@ -50,6 +52,11 @@ class BootResult:
     timed_out: bool
     plan_rc: int | None
     tests: list[TapResult] = field(default_factory=list)
+    backend: str = "busybox"
+    accel: str = "tcg"
+    runs: list[ProgramRun] = field(default_factory=list)  # the kernel selftests (vng backend)
+    not_run: list[str] = field(default_factory=list)  # selftests the guest never reached
+    selftest_seconds: float | None = None  # first selftest's start to the last one's end
 
     @property
     def failed(self) -> list[TapResult]:
@@ -72,6 +79,8 @@ def parse_tap(console: str) -> list[TapResult]:
         if initramfs.BEGIN in line:
             inside = True
             continue
+        if initramfs.END in line:
+            break  # what follows (selftests' KTAP) is not the plan's
         if not inside:
             continue
         m = _TAP.search(line)

@@ -12,10 +12,18 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from napipatch.jobs import boot as bootmod
-from napipatch.jobs import targets
+from napipatch.jobs import selfrun, targets
 from napipatch.jobs.build import Builder, Step
 from napipatch.jobs.executor import JobResult
-from napipatch.jobs.verdicts import boot_findings, step_findings, tap_counts, tap_lines
+from napipatch.jobs.verdicts import (
+    boot_findings,
+    selftest_counts,
+    selftest_findings,
+    selftest_lines,
+    step_findings,
+    tap_counts,
+    tap_lines,
+)
 from napipatch.report.findings import Finding, Severity
 
 
@@ -64,7 +72,8 @@ def _step_data(s: Step) -> dict:
 
 @dataclass
 class BootJob:
-    """Build the series tip for a bootable target and run its test plan in QEMU."""
+    """Build the series tip for a bootable target and boot it: the target's
+    test plan and (vng backend) the kernel's selftests, in one guest."""
 
     repo: Path
     target: str
@@ -75,10 +84,13 @@ class BootJob:
     timeout: float | None = None
     kind: str = "boot"
     label: str = "tip"
+    base: str | None = None  # the series' base: which selftests changed, and reruns of failures
+    at: int = 0  # the patch number of ``commit`` (selftest findings name it)
 
     def run(self, progress) -> JobResult:
         t0 = time.monotonic()
         target = targets.load(self.target)
+        guest = None
         with Builder(self.repo, target, self.cache, jobs=self.jobs, progress=progress) as b:
             step = b.step(self.patch, self.commit, f"{self.label}-for-boot")
             kernel = b.dirs.obj / target.image
@@ -87,20 +99,40 @@ class BootJob:
                             message=f"not booted: {self.commit[:12]} does not build for {target.name}",
                             hint=f"full log: {step.log}", details=step.error_excerpt)
                 return JobResult("boot", target.name, "fail", [f], round(time.monotonic() - t0, 1))
-            progress(f"{target.name}: booting {self.commit[:12]} in QEMU (TCG)")
-            res = bootmod.boot(kernel, target, b.dirs.root, timeout=self.timeout, progress=progress)
-        findings = boot_findings(target.name, res, self.patch)
+            if target.boot is not None and target.boot.backend == "vng":
+                guest = selfrun.boot_tip(b, kernel, self.commit, self.base, self.timeout,
+                                         progress)
+                res = guest.res
+            else:
+                progress(f"{target.name}: booting {self.commit[:12]} in QEMU (TCG)")
+                res = bootmod.boot(kernel, target, b.dirs.root, timeout=self.timeout,
+                                   progress=progress)
+        findings = boot_findings(target.name, res, self.patch) + self._selftest_findings(guest)
         status = "fail" if any(f.severity is Severity.ERROR for f in findings) else "pass"
         findings.append(Finding(
             check="boot", severity=Severity.INFO, patch=0,
-            message=f"booted {target.name} ({self.commit[:12]}) in {res.seconds:.0f} s: "
-                    f"{tap_counts(res.tests)}",
-            hint=f"console log: {res.console_log}", details=tap_lines(res.tests)))
+            message=f"booted {target.name} ({self.commit[:12]}) with {res.backend} under "
+                    f"{res.accel.upper()} in {res.seconds:.0f} s: {tap_counts(res.tests)}"
+                    + (f"; selftests: {selftest_counts(guest.cases)} in "
+                       f"{res.selftest_seconds or 0:.0f} s" if guest else ""),
+            hint=f"console log: {res.console_log}",
+            details=tap_lines(res.tests) + (f"\n{selftest_lines(guest.cases)}" if guest else "")))
         return JobResult("boot", target.name, status, findings, round(time.monotonic() - t0, 1),
-                         data={"seconds": res.seconds, "finished": res.finished,
-                               "timed_out": res.timed_out, "console_log": str(res.console_log),
-                               "tests": [{"n": t.n, "status": t.status, "name": t.name,
-                                          "skip": t.skip, "details": t.details}
-                                         for t in res.tests]})
+                         data=_boot_data(res, guest))
+
+    def _selftest_findings(self, guest: selfrun.GuestRun | None) -> list[Finding]:
+        if guest is None:
+            return []
+        return selftest_findings(self.target, guest.cases, self.at, self.commit, guest.on_base,
+                                 str(guest.res.console_log), guest.base_note, guest.missing,
+                                 guest.res.not_run)
 
 
+def _boot_data(res: bootmod.BootResult, guest: selfrun.GuestRun | None) -> dict:
+    return {"seconds": res.seconds, "finished": res.finished, "timed_out": res.timed_out,
+            "console_log": str(res.console_log), "backend": res.backend, "accel": res.accel,
+            "tests": [{"n": t.n, "status": t.status, "name": t.name, "skip": t.skip,
+                       "details": t.details} for t in res.tests],
+            "selftest_seconds": res.selftest_seconds,
+            "selftests": [{"name": c.name, "status": c.status, "reason": c.reason,
+                           "excerpt": c.excerpt} for c in (guest.cases if guest else [])]}

@@ -10,6 +10,7 @@ from napipatch.jobs.distributed import CeleryExecutor, app_from_config
 from napipatch.jobs.executor import JobResult, LocalExecutor
 from napipatch.jobs.kinds import BootJob, BuildJob
 from napipatch.jobs.remote import RemoteHost, RemoteJob, host_dict
+from napipatch.report.findings import Severity
 from napipatch.report.model import CheckResult, Report
 
 
@@ -35,6 +36,21 @@ def add_result(report: Report, result: JobResult) -> None:
                result.findings)
 
 
+def add_boot_result(report: Report, result: JobResult) -> None:
+    """A boot's selftest findings are their own check, ``selftest/<target>``."""
+    mine = [f for f in result.findings if f.check != "selftest"]
+    st = [f for f in result.findings if f.check == "selftest"]
+    def status(fs):
+        return "fail" if any(f.severity is Severity.ERROR for f in fs) else "pass"
+
+    report.add(CheckResult(f"{result.kind}/{result.target}",
+                           status(mine) if result.status != "error" else "error",
+                           result.seconds), mine)
+    if st:
+        report.add(CheckResult(f"selftest/{result.target}", status(st),
+                               result.data.get("selftest_seconds") or 0.0), st)
+
+
 def run_builds(cfg, applied, commits, names, jobs, report, executor) -> dict[str, bool]:
     ok = {}
     for name in names:
@@ -50,8 +66,9 @@ def run_boots(cfg, applied, commits, names, jobs, timeout, report, executor) -> 
     for name in names:
         res = executor.submit(BootJob(repo=applied.repo, target=name, commit=tip, patch=0,
                                       cache=cfg.cache, jobs=jobs, timeout=timeout,
-                                      label=f"patch-{len(commits)}" if commits else "base"))
-        add_result(report, res)
+                                      label=f"patch-{len(commits)}" if commits else "base",
+                                      base=applied.base, at=len(commits)))
+        add_boot_result(report, res)
 
 
 def run_remotes(cfg, applied, commits, names, jobs, report, executor) -> None:

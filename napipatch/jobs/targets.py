@@ -27,7 +27,12 @@ class Boot:
     timeout: float = 300
     memory: str = "512"
     append: str = "console=ttyS0 panic=-1"
-    nic: list[str] = field(default_factory=list)
+    nic: list[str] = field(default_factory=list)  # busybox backend: QEMU's NIC options
+    # "vng": virtme-ng with the host's root read-only (python3, selftests);
+    # "busybox": a busybox initramfs and nothing else.
+    backend: str = "busybox"
+    network: str = "user"  # vng backend: --network
+    cpus: str = "1"
 
 
 @dataclass
@@ -42,6 +47,9 @@ class Target:
     image: str
     must_build: list[str] = field(default_factory=list)
     boot: Boot | None = None
+    # Kernel selftests (dir:prog) run on every boot, besides those the series changes.
+    selftests: list[str] = field(default_factory=list)
+    selftest_max_timeout: int = 600  # caps a dir's settings timeout (net says 3600)
 
     def fragment_text(self) -> str:
         return "".join(f.read_text() + "\n" for f in self.fragments)
@@ -83,11 +91,16 @@ def load(name: str) -> Target:
         b = data["boot"]
         boot = Boot(plan=(d / b["plan"]).resolve(), timeout=float(b.get("timeout", 300)),
                     memory=str(b.get("memory", "512")), append=b.get("append", Boot.append),
-                    nic=list(b.get("nic", [])))
+                    nic=list(b.get("nic", [])), backend=b.get("backend", "busybox"),
+                    network=b.get("network", "user"), cpus=str(b.get("cpus", "1")))
+        if boot.backend not in ("vng", "busybox"):
+            raise NapipatchError(f, f"unknown boot backend {boot.backend!r} (vng, busybox)")
+    st = data.get("selftests", {})
     return Target(
         name=name, dir=d, description=data.get("description", ""),
         arch=data.get("arch", "x86_64"), base_config=data.get("base-config", "tinyconfig"),
         fragments=[(d / p).resolve() for p in data.get("fragments", ["config.fragment"])],
         make_targets=list(data.get("make-targets", ["bzImage"])),
         image=data.get("image", "arch/x86/boot/bzImage"),
-        must_build=list(data.get("must-build", [])), boot=boot)
+        must_build=list(data.get("must-build", [])), boot=boot,
+        selftests=list(st.get("run", [])), selftest_max_timeout=int(st.get("max-timeout", 600)))

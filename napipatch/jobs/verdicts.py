@@ -1,5 +1,5 @@
-"""How build and boot results become findings (check ids ``build``, ``boot``
-or the target's name), and the one-line TAP summaries every job prints.
+"""How build and boot results become findings (check ids ``build``, ``boot``,
+``selftest`` or the target's name), and the one-line TAP summaries every job prints.
 
 Shared by the local jobs, the remote (idpf) job and the bot, so a failed
 test reads the same wherever it ran.
@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from napipatch.jobs import boot as bootmod
 from napipatch.jobs.build import Step
+from napipatch.jobs.selftests import CaseResult
 from napipatch.report.findings import Finding, Severity
 
 
@@ -104,3 +105,47 @@ def boot_findings(target: str, res: bootmod.BootResult, patch: int) -> list[Find
     return out
 
 
+
+
+def selftest_counts(cases: list[CaseResult]) -> str:
+    return ", ".join(f"{sum(c.status == s for c in cases)} {s}" for s in ("ok", "skip", "not ok"))
+
+
+def selftest_lines(cases: list[CaseResult]) -> str:
+    """One line a case: ``status  name  (reason)``."""
+    return "\n".join(f"{c.status:6} {c.name}" + (f"  ({c.reason})" if c.reason else "")
+                     for c in cases)
+
+
+def selftest_findings(target: str, cases: list[CaseResult], at: int, commit: str,
+                      on_base: set[str] | None, console_log: str, base_note: str = "",
+                      missing: list[str] | None = None, not_run: list[str] | None = None
+                      ) -> list[Finding]:
+    """Check ``selftest``: an error a case that fails at the tip (``at``: the
+    patch it ran at), info when the base fails it too, info for the rest."""
+    out: list[Finding] = []
+    where = f"patch {at} ({commit[:12]})" if at else f"the base ({commit[:12]})"
+    for c in cases:
+        why = f": {c.reason}" if c.reason else ""
+        if c.status != "not ok":
+            out.append(Finding(check="selftest", severity=Severity.INFO, patch=at,
+                               message=f"{target}: selftest {c.name} {c.status}{why}",
+                               details=c.excerpt))
+        elif on_base is not None and c.name in on_base:
+            out.append(Finding(check="selftest", severity=Severity.INFO, patch=at,
+                               message=f"{target}: selftest {c.name} failed at {where}{why}: "
+                                       "already failing on base",
+                               hint=f"console log: {console_log}", details=c.excerpt))
+        else:
+            base = f" (not compared with the base: {base_note})" if base_note else ""
+            out.append(Finding(check="selftest", severity=Severity.ERROR, patch=at,
+                               message=f"{target}: selftest {c.name} failed at {where}{why}{base}",
+                               hint=f"console log: {console_log}", details=c.excerpt))
+    for name in missing or []:
+        out.append(Finding(check="selftest", severity=Severity.INFO, patch=at,
+                           message=f"{target}: selftest {name} not run: not in this tree"))
+    for name in not_run or []:
+        out.append(Finding(check="selftest", severity=Severity.INFO, patch=at,
+                           message=f"{target}: selftest {name} not run: the guest stopped "
+                                   "before it", hint=f"console log: {console_log}"))
+    return out

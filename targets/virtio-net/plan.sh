@@ -1,7 +1,8 @@
 #!/bin/sh
-# Threaded NAPI test plan for a virtio-net guest. Runs as root in the
-# napipatch initramfs (busybox only: no python, so the netlink/ynl part of
-# the plan -- napi-get/napi-set through tools/net/ynl/cli.py -- is skipped).
+# Threaded NAPI test plan for a virtio-net guest. Runs as root in a
+# virtme-ng guest (the host's root read-only: python3 and the tree's YNL CLI
+# at $YNL with specs in $YNL_SPECS run the netlink napi-get steps) or in the
+# busybox initramfs (no python: the napi-get steps are skipped).
 # Prints TAP on the console; "# " lines after a "not ok" are its details.
 
 DEV=${DEV:-eth0}
@@ -36,6 +37,24 @@ cputime() {  # utime+stime (clock ticks) of a PID, from /proc/PID/stat
 # so a lost reply cannot hang the plan
 pingit() { timeout 10 ping -c 1 "$PEER" >/dev/null 2>&1; }
 
+# napi-get for $DEV through the tree's YNL CLI: one Python dict a NAPI
+napi_get() {
+	python3 "$YNL" --spec "$YNL_SPECS/netdev.yaml" --no-schema --dump napi-get \
+		--json "{\"ifindex\": $(cat /sys/class/net/$DEV/ifindex)}" 2>&1
+}
+have_ynl() { [ -n "$YNL" ] && [ -f "$YNL" ] && command -v python3 >/dev/null 2>&1; }
+# does this kernel's netdev spec have the napi threaded attribute
+spec_threaded() { grep -q "^ *name: napi-threaded" "$YNL_SPECS/netdev.yaml" 2>/dev/null; }
+# ynl_threaded MODE NAME: every NAPI of $DEV reports threaded MODE
+ynl_threaded() {
+	if ! have_ynl; then skip "$2" "no python3 or YNL CLI here"; return; fi
+	if ! spec_threaded; then skip "$2" "this kernel's netdev spec has no napi threaded attribute"; return; fi
+	out=$(napi_get)
+	n=$(printf '%s\n' "$out" | grep -c "'threaded': '$1'")
+	all=$(printf '%s\n' "$out" | grep -o "'id': [0-9]*" | wc -l)
+	if [ "$all" -ge 1 ] && [ "$n" -eq "$all" ]; then ok "$2"; else notok "$2" "$out"; fi
+}
+
 cputime_all() { t=0; for p in $(kthreads); do t=$((t + $(cputime $p))); done; echo $t; }
 
 # In the guest the whole boot log counts; on a remote host only what this
@@ -66,6 +85,7 @@ check "$(cat $T 2>&1)" 1 "threaded reads back 1"
 k=$(kthreads | wc -l)
 if [ "$k" -ge 1 ]; then ok "napi/$DEV-* kthreads present while threaded ($k)"; else
 	notok "napi/$DEV-* kthreads present while threaded" "$(ps | grep napi)"; fi
+ynl_threaded enabled "netlink napi-get reports threaded enabled"
 # some traffic through the threaded NAPI (slirp answers on 10.0.2.2)
 [ -n "$ADDR" ] && ip addr add "$ADDR" dev $DEV 2>/dev/null
 if pingit; then ok "ping through threaded NAPI"; else
@@ -74,6 +94,7 @@ if pingit; then ok "ping through threaded NAPI"; else
 # 4. threaded=2: threaded busy poll, only where the kernel has it
 if echo 2 > $T 2>/dev/null; then
 	check "$(cat $T 2>&1)" 2 "threaded reads back 2 (busy poll)"
+	ynl_threaded busy-poll "netlink napi-get reports threaded busy-poll"
 	# busy polling starts the next time the NAPI is scheduled: one packet
 	pingit
 	t0=$(cputime_all); sleep 2; t1=$(cputime_all)
@@ -91,7 +112,13 @@ fi
 if echo 0 > $T; then ok "write threaded=0"; else notok "write threaded=0" "write failed"; fi
 check "$(cat $T 2>&1)" 0 "threaded reads back 0"
 if pingit; then ok "ping after threaded=0"; else notok "ping after threaded=0"; fi
-skip "netlink napi-get/napi-set (ynl)" "the guest has no python"
+if have_ynl; then
+	out=$(napi_get)
+	if printf '%s\n' "$out" | grep -q "'id': [0-9]"; then ok "netlink napi-get (ynl) lists $DEV's NAPIs"
+	else notok "netlink napi-get (ynl) lists $DEV's NAPIs" "$out"; fi
+else
+	skip "netlink napi-get (ynl)" "no python3 or YNL CLI here"
+fi
 
 # 6. kernel log: no splats
 mount -t debugfs none /sys/kernel/debug 2>/dev/null
