@@ -19,7 +19,9 @@ $SUDO apt-get update -qq
 #   without it), Authen::SASL for SMTP login (sendemail.smtpUser),
 #   IO::Socket::SSL for TLS, and checks addresses with Email::Valid when
 #   there; perl 5.36's Net::SMTP does TLS itself, so not libnet-smtp-ssl-perl;
-# - kmod: depmod for `make modules_install` (the idpf target's modules).
+# - kmod: depmod for `make modules_install` (the idpf target's modules);
+# - udev and python3-yaml: in the vng guest (the host's root), nl_netdev's
+#   netdevsim helper runs `udevadm settle` and the tree's YNL CLI needs yaml.
 # checkpatch.pl, get_maintainer.pl and kernel-doc use only core perl modules,
 # public-inbox has no Recommends, and qemu-system-x86 Depends on seabios and
 # ipxe-qemu (its Recommends: a GUI, qemu-utils, OVMF, are not used).
