@@ -133,15 +133,20 @@ def _template(r: _Reader, key: str) -> str:
     return t
 
 
-def _modes(r: _Reader) -> list[Mode]:
-    raw = r.get("modes", list, required=True)
+def _tables(r: _Reader, key: str, empty: str) -> list[_Reader]:
+    """A reader for each table of the ``[[key]]`` array (at least one)."""
+    raw = r.get(key, list, required=True)
     if not raw:
-        raise r.fail("modes", "no modes")
+        raise r.fail(key, empty)
+    for i, item in enumerate(raw):
+        if not isinstance(item, dict):
+            raise r.fail(f"{key}[{i}]", f"must be a table ([[{key}]])")
+    return [_Reader(r.path, item, f"{key}[{i}].") for i, item in enumerate(raw)]
+
+
+def _modes(r: _Reader) -> list[Mode]:
     modes = []
-    for i, m in enumerate(raw):
-        if not isinstance(m, dict):
-            raise r.fail(f"modes[{i}]", "must be a table ([[modes]])")
-        mr = _Reader(r.path, m, f"modes[{i}].")
+    for mr in _tables(r, "modes", "no modes"):
         name = mr.get("name", str, required=True)
         if not _NAME.match(name):
             raise mr.fail("name", f"{name!r} is not an id (letters, digits, . _ + -)")
@@ -155,14 +160,8 @@ def _modes(r: _Reader) -> list[Mode]:
 
 
 def _loads(r: _Reader) -> list[Load]:
-    raw = r.get("loads", list, required=True)
-    if not raw:
-        raise r.fail("loads", "no load points")
     loads = []
-    for i, ld in enumerate(raw):
-        if not isinstance(ld, dict):
-            raise r.fail(f"loads[{i}]", "must be a table ([[loads]])")
-        lr = _Reader(r.path, ld, f"loads[{i}].")
+    for lr in _tables(r, "loads", "no load points"):
         rate = lr.positive("rate", required=True)
         delay = lr.positive("delay", 0, zero=True)
         name = lr.get("name", str, f"{rate / 1000:g}K pkt/s + {delay}us delay")

@@ -103,17 +103,22 @@ def qemu_cmd(kernel: Path, initrd: Path, target: Target) -> list[str]:
             "-kernel", str(kernel), "-initrd", str(initrd), "-append", b.append, *b.nic]
 
 
-def boot(kernel: Path, target: Target, workdir: Path, timeout: float | None = None,
-         progress=None, plan: Path | None = None,
-         extra: dict[str, Path] | None = None) -> BootResult:
-    """Boot ``kernel`` and run the target's plan (or ``plan``, with ``extra``
-    files packed into the initramfs: see initramfs.build)."""
+def require_bootable(kernel: Path, target: Target) -> None:
+    """A one-line error unless ``target`` boots, QEMU is there and ``kernel`` was built."""
     if target.boot is None:
         raise NapipatchError(f"target {target.name}", "is build-only (no QEMU model); nothing to boot")
     if not shutil.which("qemu-system-x86_64"):
         raise NapipatchError("qemu-system-x86_64", "not installed (apt-get install qemu-system-x86)")
     if not kernel.is_file():
         raise NapipatchError(kernel, "no kernel image: build the target first")
+
+
+def boot(kernel: Path, target: Target, workdir: Path, timeout: float | None = None,
+         progress=None, plan: Path | None = None,
+         extra: dict[str, Path] | None = None) -> BootResult:
+    """Boot ``kernel`` and run the target's plan (or ``plan``, with ``extra``
+    files packed into the initramfs: see initramfs.build)."""
+    require_bootable(kernel, target)
     initrd = initramfs.build(plan or target.boot.plan, workdir / "initramfs", extra)
     timeout = timeout or target.boot.timeout
     logf = workdir / "logs" / f"{time.strftime('%Y%m%d-%H%M%S')}-boot.console.log"

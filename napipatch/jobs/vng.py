@@ -26,8 +26,8 @@ from virtme_ng.version import get_package_version
 
 from napipatch.errors import NapipatchError
 from napipatch.jobs import initramfs
-from napipatch.jobs.boot import BootResult, parse_tap
-from napipatch.jobs.selftests import ROOT, Selftest, ProgramRun
+from napipatch.jobs.boot import BootResult, parse_tap, require_bootable
+from napipatch.jobs.selftests import ROOT, ProgramRun, Selftest
 from napipatch.jobs.targets import Target
 
 SELFTEST_BEGIN = "NAPIPATCH-SELFTEST-BEGIN"
@@ -225,12 +225,7 @@ def boot(kernel: Path, target: Target, workdir: Path, probe_dir: Path, ksrc: Pat
     ``tests`` from ``ksrc``. A guest past the timeout is killed; the plan
     gets the target's timeout and each selftest its own, unless ``timeout``.
     ``probe_dir`` keeps the KVM probe's verdict (shared by every target)."""
-    if target.boot is None:
-        raise NapipatchError(f"target {target.name}", "is build-only (no QEMU model); nothing to boot")
-    if not shutil.which("qemu-system-x86_64"):
-        raise NapipatchError("qemu-system-x86_64", "not installed (apt-get install qemu-system-x86)")
-    if not kernel.is_file():
-        raise NapipatchError(kernel, "no kernel image: build the target first")
+    require_bootable(kernel, target)
     guest = workdir / "guest"
     guest.mkdir(parents=True, exist_ok=True)
     a = accel(kernel, target, guest, probe_dir, progress or (lambda _m: None))
