@@ -23,7 +23,10 @@ KNOWN_TREES = NETDEV_TREES  # the name older code imports
 _BRACKET = re.compile(r"^\[([^\]]*)\]\s*")
 _NESTED = (re.compile(r"\[([^\]]*)\[([^\[\]]*)\]"), re.compile(r"\[([^\]]*)\]([^\[\]]*)\]"))
 _GLUED_VERSION = re.compile(r"(patch)(v\d+)", re.I)  # [PATCHv3] is [PATCH v3]
-_COUNTER = re.compile(r"^(\d{1,4})/(\d{1,4})$")
+# b4 reads at most 4 digits a side; longer ones are still a counter here, so
+# an absurd 1/10^30 is refused as too many patches instead of passing as a
+# lone patch (int() of over 4300 digits would raise: 64 is plenty).
+_COUNTER = re.compile(r"^(\d{1,64})/(\d{1,64})$")
 _VERSION = re.compile(r"^v(\d+)$", re.I)
 _REPLY = re.compile(r"^\s*((re|aw|fwd?)\s*:\s*)+", re.I)
 _REPLY_TAG = re.compile(r"^\w{2,3}:\s*\[")  # b4: any "Xx: [" is a reply
