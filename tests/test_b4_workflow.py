@@ -110,6 +110,21 @@ def test_stdin_commit_of_this_repo_gets_tree_checks_at_its_parent(cli, tmp_path)
     assert {c["id"]: c["status"] for c in data["checks"]}["callsites"] == "skipped"
 
 
+def test_stdin_mail_naming_a_commit_the_repo_lacks_is_diff_only(cli, tmp_path):
+    """A mail from lore ("From 0000...") or from another tree, piped in
+    inside a repository: its commit is not here, so the checks are diff-only
+    (a root commit has no parent to check at, so it is diff-only too)."""
+    repo = _kdoc_repo(tmp_path / "repo", signoff=True)
+    inside = cli.__class__(repo, cli.store, cli.cache)
+    text = _patch(repo).split("\n", 1)[1]
+    for sha in ("0" * 40, git(repo, "rev-list", "--max-parents=0", "HEAD")):
+        cp = inside("check", "-", "--format", "json", input=f"From {sha} Mon Sep 17 00:00:00 2001\n"
+                    + text.replace("net: a: add foo_bar", "net: a: add foo_bar elsewhere"))
+        assert cp.returncode in (0, 1), cp.stderr
+        data = json.loads(cp.stdout)
+        assert data["tree"] is None and data["findings"], data
+
+
 def test_stdin_bad_input_one_line(cli):
     cp = cli("check", "-", input="")
     assert cp.returncode == 2 and cp.stderr == "napipatch: error: stdin: empty file\n"

@@ -144,7 +144,8 @@ def from_stdin(data: bytes, here: Path | None) -> StdinInput:
     series = Series(name="stdin", version=mail.subject.version, cover=None, patches=[mail],
                     source="stdin")
     sha = commits.commit_of(here, mail) if here is not None else None
-    if sha is None:
+    parent = commits.parent_of(here, sha) if sha is not None else None
+    if parent is None:  # not a commit here, or a root commit: diff-only
         return StdinInput(series, per_patch=True)
-    series.extra["base-commit"] = commits.parent_of(here, sha)
-    return StdinInput(series, per_patch=True, tree=here, base=series.extra["base-commit"])
+    series.extra["base-commit"] = parent
+    return StdinInput(series, per_patch=True, tree=here, base=parent)

@@ -39,10 +39,11 @@ def commit_of(path: Path, mail: PatchMail) -> str | None:
     except (git.InvalidGitRepositoryError, git.NoSuchPathError):
         return None
     if mail.commit:
-        try:
-            return repo.commit(mail.commit).hexsha
-        except (ValueError, git.BadName):
-            pass
+        # GitPython's repo.commit() is lazy and accepts any 40 hex digits
+        # (lore mboxes say "From 0000..."): ask git whether it is a commit.
+        found = gitutil.resolve(Path(repo.working_tree_dir), mail.commit)
+        if found:
+            return found
     if not mail.diff:
         return None
     want = None
@@ -58,8 +59,10 @@ def commit_of(path: Path, mail: PatchMail) -> str | None:
     return None
 
 
-def parent_of(path: Path, sha: str) -> str:
-    return _repo(path).commit(sha).parents[0].hexsha
+def parent_of(path: Path, sha: str) -> str | None:
+    """The first parent of ``sha``; None for a root commit."""
+    parents = _repo(path).commit(sha).parents
+    return parents[0].hexsha if parents else None
 
 
 def upstream_range(path: Path) -> str | None:
