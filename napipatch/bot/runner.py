@@ -377,13 +377,12 @@ class Bot:
     def _run_jobs(self, series, engine_cfg, applied, report) -> None:
         """Build every patch for the targets and boot the bootable ones,
         through the executor napipatch.executor names (local or celery)."""
-        commits = applied.good
         names = self.cfg.targets or targetdata.names()
         bootable = [n for n in names if targetdata.load(n).boot is not None]
-        ex = jobsmod.executor_for(engine_cfg, lambda msg: log.info("%s", msg), applied, commits,
+        ex = jobsmod.executor_for(engine_cfg, lambda msg: log.info("%s", msg), applied,
                                   series)
-        jobsmod.run_builds(engine_cfg, applied, commits, names, 2, report, ex)
-        jobsmod.run_boots(engine_cfg, applied, commits, bootable, 2, None, report, ex)
+        jobsmod.run_builds(engine_cfg, applied, names, 2, report, ex)
+        jobsmod.run_boots(engine_cfg, applied, bootable, 2, None, report, ex)
         report.findings.sort(key=lambda f: f.sort_key)
 
     def _tree_for(self, series):

@@ -36,10 +36,11 @@ from napipatch.store.inputs import resolve
 test_app = typer.Typer(help="Build and boot a series on its targets.", no_args_is_help=True)
 
 
-def _setup(target: str, tree: Optional[Path], base: Optional[str], checks: bool = False,
+def _setup(target: str, tree: Optional[Path], base: Optional[str], fmt: str, checks: bool = False,
            use_cache: bool = True):
     """Apply the series once; the report starts with the checks (all of them
     with ``checks``, else only ``apply``) run on those same commits."""
+    check_format(fmt)  # before any work: a typo must not cost a build
     cfg = load_config(tree)
     tree = tree_of(cfg, tree)
     if tree is None:
@@ -55,7 +56,7 @@ def _setup(target: str, tree: Optional[Path], base: Optional[str], checks: bool 
             check="apply", severity=Severity.INFO, patch=applied.failure.patch,
             message=f"patches {applied.failure.patch}..{len(series.patches)} are not built "
                     "or booted: the series stops applying there"))
-    return cfg, applied, report, applied.good
+    return cfg, applied, report
 
 
 class _Progress:
@@ -87,10 +88,10 @@ def _finish(report, fmt: str) -> None:
     raise typer.Exit(report.exit_code)
 
 
-def _drive(cfg, applied, commits, report, fmt: str, *steps) -> None:
+def _drive(cfg, applied, report, fmt: str, *steps) -> None:
     """Run ``steps`` (each given the executor) under one progress display, then report."""
     with _Progress() as prog:
-        ex = executor_for(cfg, prog, applied, commits, report.series)
+        ex = executor_for(cfg, prog, applied, report.series)
         for step in steps:
             step(ex)
     _finish(report, fmt)
@@ -118,11 +119,10 @@ def build_cmd(target: str = typer.Argument(..., help=TARGET_HELP), tree: Optiona
               jobs: int = _JOBS, fmt: str = FORMAT):
     """Build the base and then every patch in order (incremental); exit 1 on build errors."""
 
-    check_format(fmt)
-    cfg, applied, report, commits = _setup(target, tree, base)
+    cfg, applied, report = _setup(target, tree, base, fmt)
     names = _targets(targets)
-    _drive(cfg, applied, commits, report, fmt,
-           lambda ex: run_builds(cfg, applied, commits, names, jobs, report, ex))
+    _drive(cfg, applied, report, fmt,
+           lambda ex: run_builds(cfg, applied, names, jobs, report, ex))
 
 
 @test_app.command("boot")
@@ -133,14 +133,13 @@ def boot_cmd(target: str = typer.Argument(..., help=TARGET_HELP), tree: Optional
              timeout: Optional[float] = typer.Option(None, "--timeout", help="Seconds before a hung guest is killed (default: the target's plus each selftest's).")):
     """Build the series tip and boot it (virtme-ng): the target's test plan and the
     kernel selftests the series changes or the target lists; exit 1 on failures."""
-    check_format(fmt)
-    cfg, applied, report, commits = _setup(target, tree, base)
+    cfg, applied, report = _setup(target, tree, base, fmt)
     names = _targets(targets, bootable=not targets)
     for n in names:
         if targetsmod.load(n).boot is None:
             raise NapipatchError(n, "is build-only: QEMU has no model for it (use `napipatch test build`)")
-    _drive(cfg, applied, commits, report, fmt,
-           lambda ex: run_boots(cfg, applied, commits, names, jobs, timeout, report, ex))
+    _drive(cfg, applied, report, fmt,
+           lambda ex: run_boots(cfg, applied, names, jobs, timeout, report, ex))
 
 
 @test_app.command("remote")
@@ -149,14 +148,13 @@ def remote_cmd(target: str = typer.Argument(..., help=TARGET_HELP), tree: Option
                targets: Optional[list[str]] = typer.Option(None, "--target", help="A target with a host in napipatch.TARGET.host (idpf)."),
                jobs: int = _JOBS, fmt: str = FORMAT):
     """Build the series tip, boot it on the target's real host over SSH, run the plan there."""
-    check_format(fmt)
-    cfg, applied, report, commits = _setup(target, tree, base)
+    cfg, applied, report = _setup(target, tree, base, fmt)
     names = targets or remote_targets(cfg)
     if not names:
         raise NapipatchError("napipatch.idpf.host", "no remote host configured "
                              "(git config napipatch.idpf.host HOST, napipatch.idpf.iface IFACE)")
-    _drive(cfg, applied, commits, report, fmt,
-           lambda ex: run_remotes(cfg, applied, commits, names, jobs, report, ex))
+    _drive(cfg, applied, report, fmt,
+           lambda ex: run_remotes(cfg, applied, names, jobs, report, ex))
 
 
 @test_app.command("run")
@@ -165,12 +163,11 @@ def run_cmd(target: str = typer.Argument(..., help=TARGET_HELP), tree: Optional[
             timeout: Optional[float] = typer.Option(None, "--timeout", help="Boot timeout in seconds."),
             no_cache: bool = typer.Option(False, "--no-cache", help="Ignore cached check results.")):
     """Checks, then a build of every patch for every target, then the boots."""
-    check_format(fmt)
-    cfg, applied, report, commits = _setup(target, tree, base, checks=True,
+    cfg, applied, report = _setup(target, tree, base, fmt, checks=True,
                                            use_cache=not no_cache)
-    _drive(cfg, applied, commits, report, fmt,
-           lambda ex: run_builds(cfg, applied, commits, _targets(None), jobs, report, ex),
-           lambda ex: run_boots(cfg, applied, commits, _targets(None, bootable=True), jobs,
+    _drive(cfg, applied, report, fmt,
+           lambda ex: run_builds(cfg, applied, _targets(None), jobs, report, ex),
+           lambda ex: run_boots(cfg, applied, _targets(None, bootable=True), jobs,
                                 timeout, report, ex),
            # Real hardware where a host is configured (idpf over SSH).
-           lambda ex: run_remotes(cfg, applied, commits, remote_targets(cfg), jobs, report, ex))
+           lambda ex: run_remotes(cfg, applied, remote_targets(cfg), jobs, report, ex))

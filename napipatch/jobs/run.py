@@ -14,7 +14,7 @@ from napipatch.report.findings import Severity
 from napipatch.report.model import CheckResult, Report
 
 
-def executor_for(cfg, prog, applied, commits, series):
+def executor_for(cfg, prog, applied, series):
     """The executor napipatch.executor names: local (default) or celery."""
     kind = (cfg.executor or "local").strip().lower()
     if kind == "local":
@@ -22,7 +22,7 @@ def executor_for(cfg, prog, applied, commits, series):
     if kind != "celery":
         raise NapipatchError("napipatch.executor", f"unknown executor {kind!r} (local, celery)")
     # Workers elsewhere re-apply the patches to get the same commits.
-    patches = [m.as_format_patch() for m in series.patches[:len(commits)]]
+    patches = [m.as_format_patch() for m in series.patches[:len(applied.good)]]
     return CeleryExecutor(app_from_config(cfg), patches=patches, base=applied.base, progress=prog)
 
 
@@ -51,17 +51,20 @@ def add_boot_result(report: Report, result: JobResult) -> None:
                                result.data.get("selftest_seconds") or 0.0), st)
 
 
-def run_builds(cfg, applied, commits, names, jobs, report, executor) -> dict[str, bool]:
+def run_builds(cfg, applied, names, jobs, report, executor) -> dict[str, bool]:
+    """Build the base and every patch that applied, for each target."""
     ok = {}
     for name in names:
         res = executor.submit(BuildJob(repo=applied.repo, target=name, base=applied.base,
-                                       commits=commits, cache=cfg.cache, jobs=jobs))
+                                       commits=applied.good, cache=cfg.cache, jobs=jobs))
         add_result(report, res)
         ok[name] = res.status == "pass"
     return ok
 
 
-def run_boots(cfg, applied, commits, names, jobs, timeout, report, executor) -> None:
+def run_boots(cfg, applied, names, jobs, timeout, report, executor) -> None:
+    """Boot the last patch that applied (the base when none did)."""
+    commits = applied.good
     tip = commits[-1] if commits else applied.base
     for name in names:
         res = executor.submit(BootJob(repo=applied.repo, target=name, commit=tip, patch=0,
@@ -71,8 +74,8 @@ def run_boots(cfg, applied, commits, names, jobs, timeout, report, executor) -> 
         add_boot_result(report, res)
 
 
-def run_remotes(cfg, applied, commits, names, jobs, report, executor) -> None:
-    tip = commits[-1] if commits else applied.base
+def run_remotes(cfg, applied, names, jobs, report, executor) -> None:
+    tip = applied.good[-1] if applied.good else applied.base
     for name in names:
         host = RemoteHost.from_config(cfg, name)
         res = executor.submit(RemoteJob(repo=applied.repo, target=name, commit=tip, patch=0,
