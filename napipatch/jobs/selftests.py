@@ -10,16 +10,14 @@ test's KTAP is ``net:nl_netdev.py:napi_threaded_check``.
 
 from __future__ import annotations
 
-import io
 import posixpath
 import re
 import shutil
-import tarfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from napipatch.errors import NapipatchError
 from napipatch.tree import gitutil
+from napipatch.tree.export import MARKER, export_paths, is_exported
 
 ROOT = "tools/testing/selftests"
 # What a Python selftest needs from the tree: the tests and their lib/, the
@@ -69,29 +67,19 @@ def export_tools(repo: Path, commit: str, dest_root: Path) -> Path:
     kept); a partial export (killed run) is redone. Callers hold the build
     directory's lock."""
     dest = Path(dest_root) / commit
-    if (dest / ".complete").exists():
-        (dest / ".complete").touch()  # recently used: kept by _prune
+    if is_exported(dest):
+        (dest / MARKER).touch()  # recently used: kept by _prune
         return dest
     _prune(Path(dest_root))
-    if dest.exists():
-        shutil.rmtree(dest)
-    dest.mkdir(parents=True)
-    paths = [p for p in EXPORT if gitutil.git(repo, "cat-file", "-e", f"{commit}:{p}",
-                                              check=False).returncode == 0]
-    if ROOT not in paths:
-        raise NapipatchError(commit[:12], f"the tree has no {ROOT}")
-    cp = gitutil.git(repo, "archive", "--format=tar", commit, *paths, text=False)
-    with tarfile.open(fileobj=io.BytesIO(cp.stdout)) as tf:
-        tf.extractall(dest, filter="tar")
-    (dest / ".complete").write_text(commit + "\n")
+    export_paths(repo, commit, EXPORT, dest, required=ROOT)
     return dest
 
 
 def _prune(root: Path) -> None:
     if not root.is_dir():
         return
-    done = sorted((d for d in root.iterdir() if (d / ".complete").exists()),
-                  key=lambda d: (d / ".complete").stat().st_mtime, reverse=True)
+    done = sorted((d for d in root.iterdir() if is_exported(d)),
+                  key=lambda d: (d / MARKER).stat().st_mtime, reverse=True)
     for d in done[KEEP - 1:]:
         shutil.rmtree(d, ignore_errors=True)
 

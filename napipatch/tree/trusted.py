@@ -10,13 +10,10 @@ keyed by that commit, and never run from the patched tree.
 from __future__ import annotations
 
 import hashlib
-import shutil
-import subprocess
-import tempfile
 import threading
 from pathlib import Path
 
-from napipatch.errors import NapipatchError
+from napipatch.tree.export import export_paths, is_exported
 
 # What the checks need from the tree, as paths inside it.
 TRUSTED_PATHS = ("scripts", "tools/net/ynl", "Documentation/netlink",
@@ -30,33 +27,9 @@ def scripts_root(repo: Path, base: str, cache: Path) -> Path:
     # The key names what was exported too, so adding a path re-exports.
     what = hashlib.sha256("\0".join(TRUSTED_PATHS).encode()).hexdigest()[:8]
     dest = cache / "trusted" / f"{base}-{what}"
-    if (dest / ".complete").exists():
+    if is_exported(dest):
         return dest
     with _lock:
-        if (dest / ".complete").exists():
-            return dest
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=f".{base[:12]}-", dir=dest.parent))
-        try:
-            present = []
-            for p in TRUSTED_PATHS:
-                cp = subprocess.run(["git", "-C", str(repo), "cat-file", "-e", f"{base}:{p}"],
-                                    capture_output=True)
-                if cp.returncode == 0:
-                    present.append(p)
-            if present:
-                arch = subprocess.Popen(["git", "-C", str(repo), "archive", base, *present],
-                                        stdout=subprocess.PIPE)
-                tar = subprocess.run(["tar", "-x", "-C", str(tmp)], stdin=arch.stdout,
-                                     capture_output=True)
-                arch.stdout.close()
-                if arch.wait() != 0 or tar.returncode != 0:
-                    raise NapipatchError(repo, f"cannot export scripts at {base[:12]}")
-            (tmp / ".complete").write_text(base + "\n")
-            if dest.exists():
-                shutil.rmtree(dest)
-            tmp.rename(dest)
-        except BaseException:
-            shutil.rmtree(tmp, ignore_errors=True)
-            raise
+        if not is_exported(dest):
+            export_paths(repo, base, TRUSTED_PATHS, dest)
     return dest
