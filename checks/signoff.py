@@ -23,13 +23,11 @@ from __future__ import annotations
 
 import re
 
-from napipatch.tree import gitutil
-
 ID = "signoff"
 SUMMARY = "author's Signed-off-by, chain ends with the sender, Fixes: tags well formed"
 SCOPE = "patch"
 NEEDS = "diff"
-VERSION = 1
+VERSION = 2
 
 _FIXES = re.compile(r'^([0-9a-f]{12,40}) \("(.+)"\)$')
 
@@ -64,12 +62,12 @@ def run(ctx):
             continue
         if ctx.tree is None:
             continue
-        sha = gitutil.resolve(ctx.tree.repo, m.group(1))
+        sha = ctx.tree.resolve(m.group(1))
         if not sha:
             yield ctx.finding("warning", f"Fixes: {m.group(1)} is not in the tree",
                               hint="check the hash against the tree you target")
             continue
-        subj = gitutil.out(ctx.tree.repo, "log", "-1", "--format=%s", sha)
+        subj = ctx.tree.subject(sha)
         if subj != m.group(2):
             yield ctx.finding("error", f"Fixes: {m.group(1)} names \"{m.group(2)}\" but that "
                               f"commit is \"{subj}\"",
