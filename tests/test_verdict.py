@@ -100,3 +100,22 @@ def test_error_findings_and_a_crash_exit_3_not_1(cli, tmp_path):
     data = json.loads(cp.stdout)
     assert data["summary"]["errors"] > 0
     assert (cp.returncode, data["summary"]["verdict"]) == (3, "crashed")
+
+
+def test_an_infrastructure_failure_of_a_job_is_no_result_not_a_pass():
+    """An unreachable idpf host or a full disk: the series was not tested there."""
+    from napipatch.jobs.executor import infra_result
+    from napipatch.jobs.run import add_result
+    from napipatch.mails.mail import read_mbox
+    from napipatch.mails.series import assemble
+    from napipatch.report.model import CheckResult, Report
+    from napipatch.report.render import render_report
+
+    report = Report(series=assemble(read_mbox(V4), str(V4)), tree=None, base=None, base_why="")
+    report.add(CheckResult("build/virtio-net", "pass", 1.0), [])
+    add_result(report, infra_result("remote", "idpf", "host 10.0.0.2 unreachable", 3))
+    assert (report.verdict, report.exit_code) == ("error", 2)
+    text = render_report(report, "text")
+    assert "NOT CHECKED: remote/idpf could not run" in text
+    assert "1 of 2 checks completed; 1 could not run: remote/idpf" in text
+    assert "infrastructure failure after 3 tries" in text
