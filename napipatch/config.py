@@ -58,10 +58,12 @@ class Config:
         "checkpatch types ignored (the netdev CI's list)")
     base_behind_warn: int = _key(
         "napipatch.base-behind-warn", 500,
-        "warn when base-commit is this many commits behind the branch head")
+        "warn when base-commit is this many commits behind the branch named by --base "
+        "(the bot: its branch for the tree tag)")
     hook_strict: bool = _key(
-        "napipatch.hook-strict", False,
-        "a hook whose napipatch run fails blocks the send/push (default: warn and let it go)")
+        "napipatch.hook-strict", True,
+        "a hook that could not check everything (a check crashed, timed out or could not run) "
+        "blocks the send/push; false: warn, saying what was not checked, and let it go")
     executor: str = _key(
         "napipatch.executor", "local",
         "where build/boot jobs run: local, or celery (workers started with `napipatch worker`)")
