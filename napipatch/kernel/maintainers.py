@@ -25,6 +25,7 @@ to.
 
 from __future__ import annotations
 
+import bisect
 import email.utils
 import os
 import re
@@ -263,6 +264,40 @@ class MaintainersFile:
                 keep.add(i)
         return keep
 
+    def sections_of(self, path: str, is_dir) -> list[int]:
+        """The sections naming ``path`` (``get_maintainer.pl --sections``
+        without keywords): an F: pattern or N: regex matches it and no X:
+        pattern of the section excludes it."""
+        hits = {i for i, pat in self._by_top.get(path.split("/")[0], []) +
+                self._by_top.get(None, [])
+                if path.startswith(pat.prefix) and (m := pat.matcher(is_dir)) and m(path)}
+        hits |= {i for i, kind, rx in self._regexes if kind == "N" and rx and rx.search(path)}
+        return sorted(i for i in hits if not self._excluded(i, path, is_dir))
+
+    def _excluded(self, i: int, path: str, is_dir) -> bool:
+        return any(k == "X" and (m := Pattern(v).matcher(is_dir)) and m(path)
+                   for k, v in self._typed[i])
+
+    def size(self, i: int, files: list[str], is_dir, limit: int) -> int:
+        """How many of ``files`` (sorted) section ``i``'s F: patterns cover,
+        X: ones left out; counting stops at ``limit``."""
+        seen: set[str] = set()
+        for kind, value in self._typed[i]:
+            if kind != "F":
+                continue
+            pat = Pattern(value)
+            match = pat.matcher(is_dir)
+            if match is None:
+                continue
+            for p in files[bisect.bisect_left(files, pat.prefix):]:
+                if not p.startswith(pat.prefix):
+                    break
+                if p not in seen and match(p) and not self._excluded(i, p, is_dir):
+                    seen.add(p)
+                    if len(seen) >= limit:
+                        return len(seen)
+        return len(seen)
+
     def trimmed(self, patch: str) -> str:
         """The file with only the sections that can take part for ``patch``
         (see the module docstring), directories given their trailing ``/``."""
@@ -305,7 +340,7 @@ class Wanted:
                                    for r in self.roles.split(","))
 
 
-def _wanted(line: str) -> Wanted | None:
+def wanted_line(line: str) -> Wanted | None:
     """``Name <addr> (role:SECTION,...)`` or ``list@host (open list:SECTION)``."""
     line = line.strip()
     end = line.rfind(">") + 1 or (line.find(" (") if " (" in line else len(line))
@@ -346,7 +381,7 @@ def run_get_maintainer(script: Path, data: dict[str, bytes], patches: list[str],
             if cp.returncode != 0:
                 last = (cp.stderr.strip().splitlines() or [f"exit status {cp.returncode}"])[-1]
                 raise NapipatchError("get_maintainer.pl", last)
-            out.append([w for line in cp.stdout.splitlines() if (w := _wanted(line))])
+            out.append([w for line in cp.stdout.splitlines() if (w := wanted_line(line))])
     return out
 
 

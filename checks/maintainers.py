@@ -1,0 +1,109 @@
+"""A new file falls in a MAINTAINERS section of its own size (NIPA's maintainers).
+
+What it catches:
+    A file the series adds (outside Documentation/ and tools/testing/, and
+    not a Makefile or Kconfig) that no MAINTAINERS section of 1 to 74 files
+    covers: nobody in particular looks after it; only a subsystem-wide
+    entry, or none, names it.
+
+    NIPA's rule (tests/series/maintainers): for each new file, the
+    sections ``get_maintainer.pl --sections`` gives in the patched tree;
+    success when one covers 1-74 files; otherwise a warning, or a fail
+    when the smallest covers 500 files or more ("we fell down to subsystem
+    level"; drivers of 400 files are only warned about). napipatch reports
+    a fail as an error, a warning as a warning, at the new file.
+
+    It reads MAINTAINERS as the series leaves it (a series that adds its
+    own entry passes), as data: nothing from the patched tree runs. Where
+    napipatch differs from NIPA, and why: NIPA sizes a section by running
+    ``find`` for each of its F: patterns and adding the counts, so a file
+    two patterns name counts twice, ``dir/*.c`` counts ``.c`` files in
+    subdirectories too, and a directory written without its trailing
+    ``/`` counts nothing. napipatch counts the files the section really
+    covers, the way get_maintainer.pl matches them (X: patterns left out).
+    K: keywords, which get_maintainer.pl also matches against a file's
+    text, are not used to find sections here.
+
+Why a reviewer cares:
+    A new driver or library without its own MAINTAINERS entry lands on the
+    subsystem maintainers forever; netdev asks authors of new code to name
+    who maintains it, in the same series.
+
+Example:
+    A series adding drivers/net/ethernet/acme/acme_main.c with no ACME
+    entry: only NETWORKING DRIVERS (thousands of files) covers it.
+
+Fix:
+    Add a MAINTAINERS section for the new files (``M:``, ``L:``, ``S:``,
+    ``F: drivers/net/ethernet/acme/``), in the series.
+"""
+
+from __future__ import annotations
+
+from napipatch.checks import check
+from napipatch.kernel.maintainers import MaintainersFile
+from napipatch.mails.hunks import parse_diff
+
+IGNORED = ("Documentation/", "tools/testing/")
+GOOD = 75      # a section of 1..GOOD-1 files is the file's own
+TOO_BIG = 500  # the smallest section this big: the subsystem's, a fail
+
+
+def new_files(series) -> list[str]:
+    """Files the series adds that NIPA's test looks at, in order."""
+    out: list[str] = []
+    for mail in series.patches:
+        for pf in parse_diff(mail.diff):
+            p = pf.path
+            if pf.is_added_file and not p.startswith(IGNORED) and p not in out \
+                    and not p.endswith(("/Makefile", "/Kconfig")):
+                out.append(p)
+    return out
+
+
+def _dirs(files: list[str]) -> set[str]:
+    out = set()
+    for f in files:
+        parts = f.split("/")[:-1]
+        out.update("/".join(parts[:i]) for i in range(1, len(parts) + 1))
+    return out
+
+
+def _judge(ctx, path: str, names: list[str], sizes: list[int]):
+    if any(0 < n < GOOD for n in sizes):
+        return
+    if not sizes:
+        yield ctx.finding("warning", f"new file {path}: no MAINTAINERS section names it",
+                          file=path, hint="add a MAINTAINERS section covering it")
+        return
+    small = min(sizes)
+    where = names[sizes.index(small)]
+    shown = f"{small}+" if small >= TOO_BIG else str(small)
+    yield ctx.finding("error" if small >= TOO_BIG else "warning",
+                      f"new file {path}: the smallest MAINTAINERS section covering it, "
+                      f"{where}, covers {shown} files (a section of its own: under {GOOD})",
+                      file=path, hint="add a MAINTAINERS entry for the new code in this series")
+
+
+@check(id="maintainers",
+       summary="each new file falls in a MAINTAINERS section of under 75 files",
+       scope="series",
+       needs="tree",
+       version=1,
+       nipa=("maintainers",))
+def run(ctx):
+    added = new_files(ctx.series)
+    if not added or ctx.tip is None:
+        return
+    files = ctx.tree.files(ctx.tip)
+    text = ctx.tree.text(ctx.tip, "MAINTAINERS")
+    if text is None:
+        yield ctx.finding("warning", "the tree has no MAINTAINERS file")
+        return
+    maint = MaintainersFile(text)
+    dirs = _dirs(files)
+    is_dir = dirs.__contains__
+    for path in added:
+        secs = maint.sections_of(path, is_dir)
+        sizes = [maint.size(i, files, is_dir, TOO_BIG) for i in secs]
+        yield from _judge(ctx, path, [maint.sections[i].name for i in secs], sizes)
