@@ -69,20 +69,27 @@ def _dirs(files: list[str]) -> set[str]:
     return out
 
 
-def _judge(ctx, path: str, names: list[str], sizes: list[int]):
+def verdict(names: list[str], sizes: list[int]) -> tuple[str, str] | None:
+    """(severity, why) for a new file in sections ``names`` of ``sizes``
+    files; None when one of them is the file's own (1..GOOD-1 files)."""
     if any(0 < n < GOOD for n in sizes):
-        return
+        return None
     if not sizes:
-        yield ctx.finding("warning", f"new file {path}: no MAINTAINERS section names it",
-                          file=path, hint="add a MAINTAINERS section covering it")
-        return
+        return "warning", "no MAINTAINERS section names it"
     small = min(sizes)
-    where = names[sizes.index(small)]
     shown = f"{small}+" if small >= TOO_BIG else str(small)
-    yield ctx.finding("error" if small >= TOO_BIG else "warning",
-                      f"new file {path}: the smallest MAINTAINERS section covering it, "
-                      f"{where}, covers {shown} files (a section of its own: under {GOOD})",
-                      file=path, hint="add a MAINTAINERS entry for the new code in this series")
+    return ("error" if small >= TOO_BIG else "warning",
+            f"the smallest MAINTAINERS section covering it, {names[sizes.index(small)]}, "
+            f"covers {shown} files (a section of its own: under {GOOD})")
+
+
+def _report(ctx, verdicts: dict[tuple[str, str], list[str]]):
+    """One finding per verdict: a new driver's 80 files are one problem."""
+    for (severity, why), paths in verdicts.items():
+        more = f" and {len(paths) - 1} more new file(s)" if len(paths) > 1 else ""
+        yield ctx.finding(severity, f"new file {paths[0]}{more}: {why}", file=paths[0],
+                          details="\n".join(paths) if more else "",
+                          hint="add a MAINTAINERS entry for the new code in this series")
 
 
 @check(id="maintainers",
@@ -103,7 +110,11 @@ def run(ctx):
     maint = MaintainersFile(text)
     dirs = _dirs(files)
     is_dir = dirs.__contains__
+    verdicts: dict[tuple[str, str], list[str]] = {}
     for path in added:
         secs = maint.sections_of(path, is_dir)
-        sizes = [maint.size(i, files, is_dir, TOO_BIG) for i in secs]
-        yield from _judge(ctx, path, [maint.sections[i].name for i in secs], sizes)
+        got = verdict([maint.sections[i].name for i in secs],
+                      [maint.size(i, files, is_dir, TOO_BIG) for i in secs])
+        if got:
+            verdicts.setdefault(got, []).append(path)
+    yield from _report(ctx, verdicts)

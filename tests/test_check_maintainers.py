@@ -59,6 +59,16 @@ def test_a_mid_sized_section_is_a_warning(cli, kernel_tree, base_commit, tmp_pat
     assert "ACME ETHERNET DRIVER, covers 81 files" in got[0]["message"]
 
 
+def test_many_new_files_with_one_verdict_are_one_finding(cli, kernel_tree, base_commit,
+                                                         tmp_path):
+    files = {f"drivers/net/ethernet/acme/f{i:02}.c": C for i in range(20)}
+    got = _series(cli, kernel_tree, base_commit, files, tmp_path)
+    assert [(f["severity"], f["file"]) for f in got] == \
+        [("error", "drivers/net/ethernet/acme/f00.c")], got
+    assert "and 19 more new file(s)" in got[0]["message"]
+    assert got[0]["details"].split("\n") == sorted(files)
+
+
 def test_selftests_docs_and_changed_files_are_not_judged(cli, kernel_tree, base_commit,
                                                          tmp_path):
     dev = git(kernel_tree, "cat-file", "blob", f"{base_commit}:net/core/gro_cells.c") + "\n"
