@@ -27,10 +27,10 @@ What it catches:
     - mails no one has addressed yet (no To or Cc on any mail of the
       series: format-patch output, a revision range, a b4 prep branch):
       NIPA would fail every patch, but only because the mails are not sent
-      yet. Each patch gets one info finding listing the addresses it needs
-      and nothing more: a developer who has not addressed the mails is not
-      told twenty times over that nobody is on Cc. For the NIPA forecast
-      this is "not known yet", not a success.
+      yet. The series gets one info finding, with the addresses each patch
+      needs in its details, and nothing more: a developer who has not
+      addressed the mails is not told twenty times over that nobody is on
+      Cc. For the NIPA forecast this is "not known yet", not a success.
 
     Where napipatch differs from NIPA, and why: get_maintainer.pl runs
     from the base commit's trusted copy with the base's MAINTAINERS, not
@@ -64,10 +64,10 @@ Fix:
 from __future__ import annotations
 
 import email.utils
-import re
 
 from napipatch.checks import check
 from napipatch.kernel.maintainers import (
+    FIXES,
     addresses,
     aliases,
     recipients,
@@ -78,7 +78,6 @@ from napipatch.kernel.maintainers import (
 # Addresses NIPA never asks for: LKML (not expected on everything) and
 # David Miller (listed for net, no longer required on Cc).
 NOT_REQUIRED = {"linux-kernel@vger.kernel.org", "davem@davemloft.net"}
-_FIXES = re.compile(r"^Fixes:\s+([0-9a-fA-F]{6,40})", re.M)
 
 
 def _mail_text(mail) -> str:
@@ -128,7 +127,7 @@ def run(ctx):
     if not patches:
         return
     for mail in patches:   # what get_maintainer.pl will resolve: inputs
-        for sha in _FIXES.findall(_mail_text(mail)):
+        for sha in FIXES.findall(_mail_text(mail)):
             tree.resolve(sha)
     data = tree_data(lambda name: tree.reader.read(tree.base, name))
     texts = [_mail_text(m) for m in patches]
@@ -136,20 +135,26 @@ def run(ctx):
                                 tree.git_dir)
     alias = aliases(data.get(".mailmap", b"").decode("utf-8", "replace"))
     stored = series.extra.get("recipients")
-    addressed = any(m.addressed for m in series.mails)
+    if stored is None and not any(m.addressed for m in series.mails):
+        yield _unaddressed(ctx, wanted)
+        return
     for n, (mail, want) in enumerate(zip(patches, wanted), 1):
         if stored is not None:
             to, cc = recipients(addresses(stored.get("to"), "series.toml to"),
                                 addresses(stored.get("cc"), "series.toml cc"), want)
             have = _has(mail, to, cc)
-        elif not addressed:
-            need = sorted({w.address for w in want} - NOT_REQUIRED)
-            yield ctx.finding("info", f"not addressed yet (no To or Cc): send it to the "
-                              f"{len(need)} address(es) get_maintainer.pl names",
-                              patch=n, details="\n".join(need),
-                              hint="napipatch send --repo TREE, or git send-email "
-                                   "--cc-cmd=scripts/get_maintainer.pl")
-            continue
         else:
             have = _has(mail)
         yield from _judge(ctx, n, want, have, alias)
+
+
+def _unaddressed(ctx, wanted):
+    """One info for a series nobody has addressed yet: who each patch needs."""
+    need = [sorted({w.address for w in want} - NOT_REQUIRED) for want in wanted]
+    every = sorted(set().union(*need))
+    return ctx.finding("info", f"not addressed yet (no To or Cc on any mail): get_maintainer.pl "
+                       f"names {len(every)} address(es) to send it to",
+                       details="\n".join(f"patch {n}: {' '.join(a)}"
+                                          for n, a in enumerate(need, 1)),
+                       hint="napipatch send --repo TREE, or git send-email "
+                            "--cc-cmd=scripts/get_maintainer.pl")

@@ -37,13 +37,16 @@ def _to(*addrs):
     return [f"--to={a}" for a in addrs]
 
 
-def test_unaddressed_mails_get_one_info_each(cli, kernel_tree, base_commit, tmp_path):
-    c = _commit(kernel_tree, base_commit, "net: gro_cells: add a comment\n\nWhy.\n")
-    d = _mails(kernel_tree, base_commit, c, tmp_path, "p")
+def test_unaddressed_mails_get_one_info(cli, kernel_tree, base_commit, tmp_path):
+    c1 = _commit(kernel_tree, base_commit, "net: gro_cells: add a comment\n\nWhy.\n")
+    c2 = _commit(kernel_tree, c1, "net: gro_cells: add another\n\nWhy.\n", n=2)
+    d = _mails(kernel_tree, base_commit, c2, tmp_path, "p")
     got = check_findings(cli, d, "cc-maintainers", "--tree", kernel_tree)
-    assert [(f["severity"], f["patch"]) for f in got] == [("info", 1)], got
-    assert "not addressed yet" in got[0]["message"]
-    assert set(GENERAL) <= set(got[0]["details"].split("\n"))
+    assert [(f["severity"], f["patch"]) for f in got] == [("info", 0)], got
+    assert got[0]["message"].startswith("not addressed yet (no To or Cc on any mail)")
+    lines = got[0]["details"].split("\n")
+    assert [ln.split(":")[0] for ln in lines] == ["patch 1", "patch 2"]
+    assert all(set(GENERAL) <= set(ln.split(": ")[1].split()) for ln in lines)
     assert "linux-kernel@vger.kernel.org" not in got[0]["details"]
 
 

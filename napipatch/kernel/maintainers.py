@@ -48,6 +48,8 @@ _TYPE = re.compile(r"^([A-Z]):\s*(.*)")
 _PATCH_PATHS = re.compile(r"^(?:diff --git a/(\S+) b/(\S+)|(?:\+\+\+|---)\s+(\S+)"
                           r"|rename (?:from|to) (\S+)| mode change [0-7]+ => [0-7]+ (\S+))\s*$",
                           re.M)
+# The lines get_maintainer.pl looks up a commit for (its --fixes).
+FIXES = re.compile(r"^Fixes:\s+([0-9a-fA-F]{6,40})", re.M)
 _LITERAL = re.compile(r"[A-Za-z0-9_/,~=@%#:!<>'\" -]*")
 
 
@@ -153,12 +155,6 @@ class Section:
     name: str
     lines: list[str]          # "T:\tvalue" lines as written
 
-    def values(self, kind: str) -> list[str]:
-        return [m.group(2) for ln in self.lines if (m := _TYPE.match(ln)) and m.group(1) == kind]
-
-    def kinds(self) -> set[str]:
-        return {m.group(1) for ln in self.lines if (m := _TYPE.match(ln))}
-
 
 def sections(text: str) -> tuple[list[str], list[Section]]:
     """(the lines that are no section, the sections) of a MAINTAINERS file,
@@ -202,7 +198,7 @@ def keyword_lines(patch: str) -> list[str]:
     line, after it only added and removed lines (``^[+-].*`` + keyword)."""
     out, in_diff = [], False
     for line in patch.splitlines():
-        if _PATCH_PATHS.match(line + "\n") or re.match(r"^Fixes:\s+[0-9a-fA-F]{6,40}", line) \
+        if _PATCH_PATHS.match(line + "\n") or FIXES.match(line) \
                 or re.match(r"^@@ -\d+,\d+", line):
             in_diff = in_diff or line.startswith(("---", "+++"))
             continue
@@ -369,13 +365,17 @@ def run_get_maintainer(script: Path, data: dict[str, bytes], patches: list[str],
         for name, blob in data.items():
             (Path(td) / name).write_bytes(blob)
         if gitdir is not None:
-            (Path(td) / ".git").mkdir()   # what it looks for; GIT_DIR says where
             env["GIT_DIR"] = str(gitdir)
         out = []
         for i, text in enumerate(patches):
             f = Path(td) / f"patch-{i}"
             f.write_text(text)
             (Path(td) / "MAINTAINERS").write_text(maint.trimmed(text))
+            # A .git is what makes it read commits (GIT_DIR says where); it
+            # only does for a Fixes: line, and git costs it time otherwise.
+            wants_git = gitdir is not None and bool(FIXES.search(text))
+            if wants_git != (Path(td) / ".git").is_dir():
+                (Path(td) / ".git").mkdir() if wants_git else (Path(td) / ".git").rmdir()
             cp = subprocess.run(["perl", str(script), *_COMMON, str(f)], cwd=td, env=env,
                                 capture_output=True, text=True, errors="replace", timeout=300)
             if cp.returncode != 0:
