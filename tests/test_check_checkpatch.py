@@ -60,12 +60,12 @@ def test_patched_checkpatch_never_runs(cli, kernel_tree, base_commit, tmp_path):
 def _typo_series(kernel_tree, base_commit, tmp_path):
     path = "net/core/dev.c"
     text = edit(kernel_tree, base_commit, path, "static DEFINE_SPINLOCK(napi_hash_lock);",
-                "static DEFINE_SPINLOCK(napi_hash_lock); /* protects teh napi hash */")
+                "static DEFINE_SPINLOCK(napi_hash_lock); /* proctects the napi hash */")
     c = commit_files(kernel_tree, base_commit, {path: text},
                      "net: core: comment napi_hash_lock\n\nSay what it protects.\n")
     return format_patch(kernel_tree, f"{base_commit}..{c}", tmp_path / "p",
                         "--subject-prefix=PATCH net-next"), text.splitlines().index(
-        "static DEFINE_SPINLOCK(napi_hash_lock); /* protects teh napi hash */") + 1
+        "static DEFINE_SPINLOCK(napi_hash_lock); /* proctects the napi hash */") + 1
 
 
 def test_codespell_finds_what_the_netdev_ci_finds(cli, kernel_tree, base_commit, tmp_path):
@@ -76,7 +76,7 @@ def test_codespell_finds_what_the_netdev_ci_finds(cli, kernel_tree, base_commit,
     data = _check(cli, d, kernel_tree, "--only", "checkpatch")
     got = [(f["file"], f["line"], f["message"]) for f in data["findings"]]
     assert got == [("net/core/dev.c", line,
-                    "TYPO_SPELLING: 'teh' may be misspelled - perhaps 'the'?")], got
+                    "TYPO_SPELLING: 'proctects' may be misspelled - perhaps 'protects'?")], got
 
 
 def test_without_a_dictionary_checkpatch_says_so_once(kernel_tree, base_commit, tmp_path,
