@@ -40,7 +40,7 @@ KEYS: list[tuple[str, str, str, str]] = [
     ("napipatch.cache-dir", "cache_dir", str(_default_cache()),
      "results cache, trusted script copies, build directories"),
     ("napipatch.jobs", "jobs", str(os.cpu_count() or 2),
-     "checks run in parallel"),
+     "checks run in parallel, and make -j of build/boot jobs (test --jobs overrides)"),
     ("napipatch.check-timeout", "check_timeout", "600",
      "seconds one check may run on one patch before it is reported as timed out (0: no limit)"),
     ("napipatch.checkpatch-ignore", "checkpatch_ignore",
