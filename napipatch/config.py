@@ -105,6 +105,18 @@ class Config:
     def get(self, key: str, default: str = "") -> str:
         return self.raw.get(key.lower(), default)
 
+    def section(self, name: str, types: dict[str, type]) -> dict[str, object]:
+        """The ``napipatch.NAME.*`` keys that are set (a target's host, say),
+        each parsed into its type from ``types`` (others stay strings); a
+        bad value names the key and its file."""
+        prefix = f"napipatch.{name}.".lower()
+        out: dict[str, object] = {}
+        for key, value in self.raw.items():
+            if key.startswith(prefix) and value:
+                sub = key[len(prefix):]
+                out[sub] = parse_value(key, value, types.get(sub, str), self.origins.get(key, ""))
+        return out
+
 
 _TRUE = ("", "true", "yes", "on", "1")  # a key with no value is true in git
 _FALSE = ("false", "no", "off", "0")

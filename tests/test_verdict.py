@@ -63,6 +63,10 @@ def _run_patched(cli, patch: str, *args) -> subprocess.CompletedProcess:
     """``napipatch check`` with one check's run() replaced by ``patch`` (code)."""
     code = ("import sys, napipatch.cli as c, napipatch.checks.signoff as s\n"
             "from napipatch.errors import NapipatchError\n"
+            "def redeclare(module, fn):\n"   # the new run keeps the check's declaration
+            "    fn.declaration = module.run.declaration\n"
+            "    fn.__module__ = module.__name__\n"
+            "    module.run = fn\n"
             f"{patch}\n"
             "sys.argv = ['napipatch', *sys.argv[1:]]\nc.main()\n")
     env = dict(os.environ, XDG_CACHE_HOME=str(cli.cache), NAPIPATCH_SERIES_DIR=str(cli.store))
@@ -71,7 +75,7 @@ def _run_patched(cli, patch: str, *args) -> subprocess.CompletedProcess:
 
 
 def test_a_crashed_check_exits_3_and_names_it(cli):
-    cp = _run_patched(cli, "def boom(ctx): raise KeyError('oops')\ns.run = boom",
+    cp = _run_patched(cli, "def boom(ctx): raise KeyError('oops')\nredeclare(s, boom)",
                       "check", V4, "--only", ONLY, "--no-cache")
     assert cp.returncode == 3, cp.stderr
     assert "[signoff] check crashed: KeyError: 'oops'" in cp.stdout
@@ -82,7 +86,7 @@ def test_a_crashed_check_exits_3_and_names_it(cli):
 
 def test_a_check_that_cannot_run_here_exits_2(cli):
     cp = _run_patched(cli, "def env(ctx): raise NapipatchError('codespell', 'dictionary missing')\n"
-                      "s.run = env", "check", V4, "--only", ONLY, "--no-cache", "--format", "json")
+                      "redeclare(s, env)", "check", V4, "--only", ONLY, "--no-cache", "--format", "json")
     assert cp.returncode == 2, cp.stderr
     data = json.loads(cp.stdout)
     assert data["summary"]["incomplete"] == [{"id": "signoff", "status": "error",
@@ -95,7 +99,7 @@ def test_error_findings_and_a_crash_exit_3_not_1(cli, tmp_path):
     bad = tmp_path / "nosob.mbox"
     bad.write_text(V4.read_text().replace("Signed-off-by:", "Signed-off-bx:"))
     cp = _run_patched(cli, "import napipatch.checks.split as sp\n"
-                      "def boom(ctx): raise RuntimeError('x')\nsp.run = boom",
+                      "def boom(ctx): raise RuntimeError('x')\nredeclare(sp, boom)",
                       "check", bad, "--only", ONLY, "--no-cache", "--format", "json")
     data = json.loads(cp.stdout)
     assert data["summary"]["errors"] > 0

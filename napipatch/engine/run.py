@@ -34,7 +34,7 @@ from napipatch.engine.context import (
     current_config,
 )
 from napipatch.engine.forked import Ended, run_forked
-from napipatch.engine.registry import CheckInfo, discover, select
+from napipatch.engine.registry import Broken, CheckInfo, discover, load, select
 from napipatch.mails.series import Series
 from napipatch.report.findings import Finding, Severity
 from napipatch.report.model import CheckResult, Report, status_of
@@ -286,8 +286,19 @@ def run_checks(series: Series, config: Config, tree: Path | None = None,
         report.add(result, unique([f for o in mine for f in o.findings]))
         if progress:
             progress(result)
+    for b in ([] if only else load().broken):
+        report.add(*_broken_result(b))
     report.findings.sort(key=lambda f: f.sort_key)
     return report
+
+
+def _broken_result(b: Broken) -> tuple[CheckResult, list[Finding]]:
+    """A module in checks/ that declares no valid check: a check that never
+    ran, so the verdict is not clean while it is missing."""
+    return (CheckResult(b.id, "crashed", 0.0, reason=f"{b.module}: {b.reason}"),
+            [Finding(check=b.id, severity=Severity.WARNING, patch=0,
+                     message=f"{b.module} is not a valid check: {b.reason}",
+                     hint="report this to napipatch (a broken check module)")])
 
 
 @contextlib.contextmanager
