@@ -36,6 +36,7 @@ from napipatch.bot.config import BotConfig
 from napipatch.bot.faults import crash_point
 from napipatch.bot.ingest import ingest
 from napipatch.bot.state import State
+from napipatch.engine.run import run_checks
 from napipatch.errors import NapipatchError
 from napipatch.jobs import targets as targetdata
 from napipatch.jobs.flow import JobPlan, check_then_test
@@ -180,11 +181,7 @@ class Bot:
         that could not happen, the series' state saying why."""
         try:
             choice = trees.choose(self.cfg, series)
-            engine_cfg = configmod.load(choice.repo)
-            report = check_then_test(series, engine_cfg, choice.repo, base=choice.base,
-                                     branch=choice.branch, only=self.cfg.only,
-                                     skip=self.cfg.skip, plan=self._plan(choice),
-                                     progress=lambda msg: log.info("%s", msg))
+            report = self._check_on(series, choice)
         except NapipatchError as exc:
             log.error("series #%d: checks could not run, will retry: %s", sid, exc)
             self.state.set_series_state(sid, "queued", note=f"checks could not run: {exc}")
@@ -197,6 +194,18 @@ class Bot:
         log.info("series #%d v%d %s: %d errors, %d warnings; %s", sid, series.version,
                  series.title, report.errors, report.warnings, report.completion_line())
         return report, choice
+
+    def _check_on(self, series: Series, choice: trees.TreeChoice) -> Report:
+        """The shared flow on the chosen tree: apply once, the configured
+        checks ("behind" measured against the branch), then bot.jobs."""
+        engine_cfg = configmod.load(choice.repo)
+
+        def check(applied):
+            return run_checks(series, engine_cfg, applied=applied, only=self.cfg.only,
+                              skip=self.cfg.skip, branch=choice.branch)
+
+        return check_then_test(series, engine_cfg, choice.repo, check, base=choice.base,
+                               plan=self._plan(choice), progress=lambda msg: log.info("%s", msg))
 
     def _plan(self, choice: trees.TreeChoice) -> JobPlan | None:
         """With bot.jobs: build every patch for the targets and boot the

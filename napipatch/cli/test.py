@@ -19,6 +19,7 @@ from napipatch.cli.common import (
     store,
     tree_of,
 )
+from napipatch.engine.run import run_checks
 from napipatch.errors import NapipatchError
 from napipatch.jobs import targets as targetsmod
 from napipatch.jobs.flow import JobPlan, check_then_test
@@ -78,9 +79,13 @@ def _drive(cfg, tree, series, base: Optional[str], fmt: str, plan: JobPlan,
     """The one flow (apply once; the checks, all of them with ``checks``,
     else only ``apply``; then ``plan``'s jobs) under a progress display, then
     the report and its exit status."""
+    def check(applied):
+        return run_checks(series, cfg, applied=applied, only=None if checks else ["apply"],
+                          use_cache=use_cache)
+
     with _Progress() as prog:
-        report = check_then_test(series, cfg, tree, base=base, only=None if checks else ["apply"],
-                                 use_cache=use_cache, plan=plan, progress=prog)
+        report = check_then_test(series, cfg, tree, check, base=base, use_cache=use_cache,
+                                 plan=plan, progress=prog)
     sys.stdout.write(render_report(report, fmt, colour=fmt == "text" and sys.stdout.isatty()))
     raise typer.Exit(report.exit_code)
 

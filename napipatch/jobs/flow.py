@@ -7,7 +7,11 @@ run after the checks, their results added to the same Report, whose
 verdict then covers both (a job that hit an infrastructure failure is an
 ``error``: the run is incomplete, never clean).
 
-The one module of ``jobs`` that imports the engine: it sits above both.
+The checks are the caller's: ``check(applied)`` returns their Report
+(``engine.run.run_checks`` on those commits, with the caller's selection
+and branch). Jobs sit beside the engine and do not import it
+(tests/test_layout.py, LAYERS); the front-ends that may import both hand
+it in.
 """
 
 from __future__ import annotations
@@ -16,13 +20,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from napipatch.config import Config
-from napipatch.engine.run import apply_series, run_checks
 from napipatch.jobs.run import executor_for, run_boots, run_builds, run_remotes
 from napipatch.mails.series import Series
 from napipatch.report.findings import Finding, Severity
 from napipatch.report.model import Report
-from napipatch.tree.apply import Applied
+from napipatch.tree.apply import Applied, apply_in_index
 
 
 @dataclass
@@ -44,28 +46,27 @@ class JobPlan:
     timeout: float | None = None
 
 
-def check_then_test(series: Series, config: Config, tree: Path | None, *,
-                    base: str | None = None, branch: str | None = None,
-                    only: list[str] | None = None, skip: list[str] | None = None,
+def check_then_test(series: Series, config, tree: Path | None,
+                    check: Callable[[Applied | None], Report], *, base: str | None = None,
                     use_cache: bool = True, plan: JobPlan | None = None,
                     progress: Callable[[str], None] | None = None) -> Report:
-    """Check ``series`` (diff-only without ``tree``), then run ``plan``'s jobs.
+    """Apply ``series`` in ``tree`` once (none: diff-only), ``check`` it,
+    then run ``plan``'s jobs on the same commits.
 
-    ``base``: the commit to apply on (None: the series' base-commit, else
-    HEAD); ``branch``: the branch the series is meant for, which the
-    base-commit check measures "behind" against. ``progress`` gets the
-    jobs' progress lines (make, QEMU), and is first called after the checks.
+    ``config``: the napipatch Config; ``base``: the commit to apply on
+    (None: the series' base-commit, else HEAD). ``progress`` gets the jobs'
+    lines (make, QEMU) and is first called after the checks.
     """
-    applied = apply_series(series, config, tree, base, use_cache) if tree is not None else None
-    report = run_checks(series, config, applied=applied, only=only, skip=skip,
-                        use_cache=use_cache, branch=branch)
+    applied = apply_in_index(tree, series, base, cache=config.cache if use_cache else None) \
+        if tree is not None else None
+    report = check(applied)
     if applied is not None and plan is not None:
         run_jobs(series, config, applied, report, plan, progress)
     report.findings.sort(key=lambda f: f.sort_key)
     return report
 
 
-def run_jobs(series: Series, config: Config, applied: Applied, report: Report, plan: JobPlan,
+def run_jobs(series: Series, config, applied: Applied, report: Report, plan: JobPlan,
              progress: Callable[[str], None] | None = None) -> None:
     """The builds, then the boots, then the remote boots, through the
     executor napipatch.executor names; each result added to ``report``."""
