@@ -18,7 +18,9 @@ import pytest
 
 from napipatch import fileio
 from napipatch.errors import NapipatchError
+from napipatch.tree import export
 
+from conftest import git, small_repo
 
 N = 6
 CTX = multiprocessing.get_context("fork")
@@ -195,3 +197,52 @@ def test_a_lock_held_too_long_is_an_error_naming_the_file_and_holder(tmp_path):
     with fileio.locked(lock, timeout=5):  # released when the holder ends
         pass
     assert not lock.exists()
+
+
+# ------------------------------------------------------------------ export
+def _exporter(barrier, q, repo: str, commit: str, dest: str) -> None:
+    barrier.wait()
+    try:
+        d = export.export_paths(Path(repo), commit, ["scripts", "tools"], Path(dest))
+        # Run from it while the others export: nothing may vanish under us.
+        for _ in range(30):
+            names = sorted(p.name for p in (d / "scripts").iterdir())
+            assert names == sorted(f"s{j}.sh" for j in range(50)), names
+            assert (d / "scripts" / "s7.sh").read_text() == "echo 7\n"
+        q.put(str(d))
+    except Exception as exc:  # noqa: BLE001 - reported to the parent
+        q.put(f"ERROR {exc!r}")
+
+
+@pytest.fixture
+def scripts_repo(tmp_path):
+    r = small_repo(tmp_path / "repo")
+    for j in range(50):
+        (r / "scripts").mkdir(exist_ok=True)
+        (r / "scripts" / f"s{j}.sh").write_text(f"echo {j}\n")
+    (r / "tools").mkdir()
+    (r / "tools" / "t").write_text("t\n")
+    git(r, "add", "-A")
+    git(r, "commit", "-q", "-m", "scripts")
+    return r, git(r, "rev-parse", "HEAD")
+
+
+def test_concurrent_exports_never_delete_the_copy_in_use(tmp_path, scripts_repo):
+    repo, commit = scripts_repo
+    dest = tmp_path / "cache" / "trusted" / commit
+    got = _run_all(_exporter, lambda i: (str(repo), commit, str(dest)))
+    assert set(got) == {str(dest)}
+    assert export.is_exported(dest)
+    assert sorted(p.name for p in dest.parent.iterdir()) == [commit]
+
+
+def test_a_killed_exports_leftover_is_replaced(tmp_path, scripts_repo):
+    repo, commit = scripts_repo
+    dest = tmp_path / "trusted" / commit
+    (dest / "scripts").mkdir(parents=True)
+    (dest / "scripts" / "s1.sh").write_text("half")  # no .complete marker
+    export.export_paths(repo, commit, ["scripts"], dest)
+    assert export.is_exported(dest)
+    assert (dest / "scripts" / "s1.sh").read_text() == "echo 1\n"
+    assert len(list((dest / "scripts").iterdir())) == 50
+    assert sorted(p.name for p in dest.parent.iterdir()) == [commit]
