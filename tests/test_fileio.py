@@ -12,15 +12,19 @@ import os
 import stat
 import threading
 import time
+import tomllib
 from pathlib import Path
 
 import pytest
 
 from napipatch import fileio
 from napipatch.errors import NapipatchError
+from napipatch.mails import mail as mailmod
+from napipatch.mails.series import assemble
+from napipatch.store.store import Store
 from napipatch.tree import export
 
-from conftest import git, small_repo
+from conftest import LORE, git, small_repo
 
 N = 6
 CTX = multiprocessing.get_context("fork")
@@ -246,3 +250,45 @@ def test_a_killed_exports_leftover_is_replaced(tmp_path, scripts_repo):
     assert (dest / "scripts" / "s1.sh").read_text() == "echo 1\n"
     assert len(list((dest / "scripts").iterdir())) == 50
     assert sorted(p.name for p in dest.parent.iterdir()) == [commit]
+
+
+# --------------------------------------------------------------- the store
+def _v4_variant(version: int) -> str:
+    return (LORE / "threaded-busy-poll-v4.mbox").read_text().replace("net-next v4 ",
+                                                                     f"net-next v{version} ")
+
+
+def _importer(barrier, q, root: str, mbox: str) -> None:
+    series = assemble(mailmod.read_mbox(Path(mbox)), mbox, name="tbp")
+    barrier.wait()
+    try:
+        Store(Path(root)).add_version(series)
+        q.put(series.version)
+    except NapipatchError as exc:
+        q.put(f"refused v{series.version}: {exc}")
+
+
+def test_concurrent_imports_into_one_series_lose_no_version(tmp_path):
+    root = tmp_path / "series"
+    mboxes = []
+    for i in range(N):
+        f = tmp_path / f"v{10 + i}.mbox"
+        f.write_text(_v4_variant(10 + i))
+        mboxes.append(f)
+    got = _run_all(_importer, lambda i: (str(root), str(mboxes[i])))
+    assert sorted(got) == list(range(10, 10 + N))
+    rec = tomllib.loads((root / "tbp" / "series.toml").read_text())
+    assert list(rec["versions"]) == [f"v{v}" for v in range(10, 10 + N)]
+    for v in range(10, 10 + N):
+        assert len(list((root / "tbp" / f"v{v}").glob("*.patch"))) == 5
+    assert _stray(root / "tbp") == []
+
+
+def test_the_same_version_twice_at_once_is_stored_once(tmp_path):
+    root, f = tmp_path / "series", tmp_path / "v7.mbox"
+    f.write_text(_v4_variant(7))
+    got = _run_all(_importer, lambda i: (str(root), str(f)), n=3)
+    assert sorted(map(str, got)) == ["7"] + ["refused v7: tbp@v7: already in the store "
+                                             "(use --force to replace)"] * 2
+    assert list(tomllib.loads((root / "tbp" / "series.toml").read_text())["versions"]) == ["v7"]
+    assert _stray(root / "tbp") == []
