@@ -22,7 +22,8 @@ from napipatch.errors import NapipatchError
 from napipatch.mails import mail as mailmod
 from napipatch.mails.series import assemble
 from napipatch.store.store import Store
-from napipatch.tree import export
+from napipatch.tree import export, gitutil, treegrep
+from napipatch.tree.treegrep import TreeGrep
 
 from conftest import LORE, git, small_repo
 
@@ -292,3 +293,29 @@ def test_the_same_version_twice_at_once_is_stored_once(tmp_path):
                                              "(use --force to replace)"] * 2
     assert list(tomllib.loads((root / "tbp" / "series.toml").read_text())["versions"]) == ["v7"]
     assert _stray(root / "tbp") == []
+
+
+# ---------------------------------------------------------------- treegrep
+def _grepper(barrier, q, repo: str, base: str, cache: str) -> None:
+    pat = treegrep.words({"dev_set_threaded"})
+    tg = TreeGrep(Path(repo), base, gitutil.ObjectReader(Path(repo)), Path(cache))
+    barrier.wait()
+    got = tg.grep(base, pat)
+    q.put((tg.how[pat.key()], got))
+
+
+def test_processes_asking_for_one_grep_of_the_base_grep_it_once(tmp_path):
+    r = small_repo(tmp_path / "repo")
+    for j in range(300):
+        (r / f"f{j}.c").write_text(f"int x{j};\n" + ("dev_set_threaded(d, 1);\n" if j % 7 == 0
+                                                     else ""))
+    git(r, "add", "-A")
+    git(r, "commit", "-q", "-m", "base")
+    base = git(r, "rev-parse", "HEAD")
+    got = _run_all(_grepper, lambda i: (str(r), base, str(tmp_path / "cache")))
+    hows = sorted(how for how, _ in got)
+    assert hows.count("cache") == N - 1, hows
+    want = {f"f{j}.c": [2] for j in range(0, 300, 7)}
+    assert all(m == want for _, m in got)
+    grep_dir = tmp_path / "cache" / "grep" / base[:2]
+    assert _stray(grep_dir) == []
