@@ -3,8 +3,12 @@
 What it catches:
     A series whose cover letter (or single patch) carries no
     ``base-commit:`` trailer; with ``--tree``, a base commit the tree does
-    not have, or one far behind the branch head (``napipatch.base-behind-warn``
-    commits).
+    not have, or one far behind the branch the series is meant for
+    (``napipatch.base-behind-warn`` commits). That branch is the one the
+    caller names: ``--base`` on the command line, the bot's branch for the
+    series' tree tag. Without one nothing is measured: HEAD of a checkout
+    (or of the bot's tree, which never moves) says nothing about the
+    branch a series will be applied to.
 
 Why a reviewer cares:
     Without the base, reviewers and bots guess which tree to apply to and
@@ -21,15 +25,14 @@ Fix:
 
 from __future__ import annotations
 
-from napipatch.tree import gitutil
-
-ID = "base-commit"
-SUMMARY = "base-commit: trailer present and known to the tree"
-SCOPE = "series"
-NEEDS = "diff"
-VERSION = 1
+from napipatch.checks import check
 
 
+@check(id="base-commit",
+       summary="base-commit: trailer present and known to the tree",
+       scope="series",
+       needs="diff",
+       version=2)
 def run(ctx):
     s = ctx.series
     bc = s.base_commit
@@ -40,17 +43,17 @@ def run(ctx):
         return
     if ctx.tree is None:
         return
-    repo = ctx.tree.repo
-    sha = gitutil.resolve(repo, bc)
+    sha = ctx.tree.resolve(bc)
     if not sha:
-        yield ctx.finding("warning", f"base-commit {bc[:12]} is not in {repo}",
+        yield ctx.finding("warning", f"base-commit {bc[:12]} is not in {ctx.tree.repo}",
                           hint="fetch the tree the series was made on, or rebase onto it")
         return
     limit = ctx.config.base_behind_warn
-    head = gitutil.resolve(repo, "HEAD")
-    if limit and head and head != sha:
-        cp = gitutil.git(repo, "rev-list", "--count", f"{sha}..{head}", check=False)
-        behind = int(cp.stdout.strip() or 0) if cp.returncode == 0 else 0
+    branch = ctx.tree.branch
+    head = ctx.tree.resolve(branch) if limit and branch else None
+    if head and head != sha:
+        behind = ctx.tree.count(sha, head)
         if behind > limit:
-            yield ctx.finding("warning", f"base-commit {bc[:12]} is {behind} commits behind HEAD",
-                              hint="rebase onto the current net-next before posting")
+            yield ctx.finding("warning", f"base-commit {bc[:12]} is {behind} commits behind "
+                              f"{branch}",
+                              hint=f"rebase onto the current {branch} before posting")

@@ -21,15 +21,10 @@ Fix:
 
 from __future__ import annotations
 
+from napipatch.checks import check
+
 import re
 
-from napipatch.tree import gitutil
-
-ID = "signoff"
-SUMMARY = "author's Signed-off-by, chain ends with the sender, Fixes: tags well formed"
-SCOPE = "patch"
-NEEDS = "diff"
-VERSION = 1
 
 _FIXES = re.compile(r'^([0-9a-f]{12,40}) \("(.+)"\)$')
 
@@ -39,6 +34,11 @@ def _email(value: str) -> str:
     return (m.group(1) if m else value).strip().lower()
 
 
+@check(id="signoff",
+       summary="author's Signed-off-by, chain ends with the sender, Fixes: tags well formed",
+       scope="patch",
+       needs="diff",
+       version=2)
 def run(ctx):
     mail = ctx.mail
     trailers = mail.trailers
@@ -64,12 +64,12 @@ def run(ctx):
             continue
         if ctx.tree is None:
             continue
-        sha = gitutil.resolve(ctx.tree.repo, m.group(1))
+        sha = ctx.tree.resolve(m.group(1))
         if not sha:
             yield ctx.finding("warning", f"Fixes: {m.group(1)} is not in the tree",
                               hint="check the hash against the tree you target")
             continue
-        subj = gitutil.out(ctx.tree.repo, "log", "-1", "--format=%s", sha)
+        subj = ctx.tree.subject(sha)
         if subj != m.group(2):
             yield ctx.finding("error", f"Fixes: {m.group(1)} names \"{m.group(2)}\" but that "
                               f"commit is \"{subj}\"",

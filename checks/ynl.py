@@ -53,14 +53,10 @@ from __future__ import annotations
 
 import re
 
+from napipatch.checks import check
 from napipatch.kernel import ynlspec
 from napipatch.tree import treegrep
 
-ID = "ynl"
-SUMMARY = "netlink specs validate; generated YNL code and uapi copies match the spec"
-SCOPE = "patch"
-NEEDS = "tree"
-VERSION = 1
 
 REGEN_HINT = "tools/net/ynl/ynl-regen.sh -f"
 _UAPI = re.compile(r"^(?:tools/)?include/uapi/linux/(.+\.h)$")
@@ -75,6 +71,11 @@ def _touched(ctx) -> set[str]:
     return out
 
 
+@check(id="ynl",
+       summary="netlink specs validate; generated YNL code and uapi copies match the spec",
+       scope="patch",
+       needs="tree",
+       version=1)
 def run(ctx):
     if not ctx.applied:
         return []

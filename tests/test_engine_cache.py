@@ -10,7 +10,7 @@ from napipatch.config import Config
 from napipatch.engine import cache as cachemod
 from napipatch.engine.context import SeriesContext
 from napipatch.engine.registry import CheckInfo, discover
-from napipatch.engine.run import Unit, run_unit
+from napipatch.engine.run import Unit, run_units
 from napipatch.mails.mail import read_mbox
 from napipatch.mails.series import assemble
 
@@ -49,7 +49,7 @@ def test_editing_a_helper_is_a_cache_miss(tmp_path, monkeypatch):
     rcache = cachemod.ResultCache(cfg.cache)
 
     def run():
-        return run_unit(Unit(check, ctx), series, None, rcache, "")
+        return run_units([Unit(check, ctx)], series, None, cfg, rcache)[0]
 
     first, again = run(), run()
     assert (first.cached, again.cached) == (False, True)

@@ -4,7 +4,10 @@ A result is keyed by the check's id and version, the hash of every module
 of napipatch the check runs (its own file and, transitively, the helpers it
 imports: editing ``kernel/cparse.py`` must invalidate kdoc's results as
 surely as editing ``checks/kdoc.py``), the base commit, and the mails up to
-the patch checked.
+the patch checked. Beside the findings an entry keeps the unit's *inputs*
+(what it read that the key does not fix: config values, revisions resolved
+in the tree; see ``engine.context``), and the engine uses the entry only
+while every input still reads the same.
 """
 
 from __future__ import annotations
@@ -26,23 +29,27 @@ class ResultCache:
     def __init__(self, root: Path | None):
         self.root = root / "results" if root else None
 
-    def get(self, key: str) -> list[Finding] | None:
+    def get(self, key: str) -> tuple[list[Finding], list[list]] | None:
+        """(findings, inputs) stored under ``key``, or None."""
         if not self.root:
             return None
         f = self.root / key[:2] / f"{key}.json"
         try:
-            return [Finding.from_json(d) for d in json.loads(f.read_text())]
-        except (OSError, ValueError, TypeError, KeyError):
+            data = json.loads(f.read_text())
+            return ([Finding.from_json(d) for d in data["findings"]],
+                    [list(i) for i in data["inputs"]])
+        except (OSError, ValueError, TypeError, KeyError, AttributeError):
             return None
 
-    def put(self, key: str, findings: list[Finding]) -> None:
+    def put(self, key: str, findings: list[Finding], inputs: list[list]) -> None:
         if not self.root:
             return
         d = self.root / key[:2]
         d.mkdir(parents=True, exist_ok=True)
         # Several processes may put one key at once: each writes a file of
         # its own and renames it over the entry, readers never see half.
-        fileio.atomic_write(d / f"{key}.json", json.dumps([f.to_json() for f in findings]))
+        fileio.atomic_write(d / f"{key}.json", json.dumps({
+            "inputs": inputs, "findings": [f.to_json() for f in findings]}))
 
 
 def result_key(check_id: str, fingerprint: str, series: Series, upto: int, base: str | None,

@@ -3,6 +3,15 @@
 Checks read files by commit through ``TreeView`` (``git cat-file``), so the
 engine never needs a checkout. Without ``--tree`` ``tree`` is None and only
 the diff is there.
+
+Everything a check reads that is not fixed by the result cache's key (the
+check's code, the mails, the base commit) is an *input*: a configuration
+value (``ctx.config.X``), a revision resolved in the tree
+(``ctx.tree.resolve``), the branch the caller named (``ctx.tree.branch``).
+The context notes each one with the value it gave (``Inputs``); the cache
+keeps them beside the findings and the engine reuses a result only when
+every input still has that value. Objects named by a full commit id never
+change, so reading them (``subject``, ``count``, ``ls``) is not an input.
 """
 
 from __future__ import annotations
@@ -24,20 +33,111 @@ from napipatch.tree.treegrep import TreeGrep
 from napipatch.tree.trusted import scripts_root
 
 
+def _plain(value):
+    """A value as JSON keeps it, so a recorded input compares equal later."""
+    if isinstance(value, (str, int, float, bool)) or value is None:
+        return value
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return str(value)
+
+
+class Inputs:
+    """What one unit read beyond its cache key: (kind, name) -> value."""
+
+    def __init__(self):
+        self.seen: dict[tuple[str, str], object] = {}
+
+    def note(self, kind: str, name: str, value):
+        self.seen.setdefault((kind, name), _plain(value))
+        return value
+
+    def items(self) -> list[list]:
+        return [[k, n, v] for (k, n), v in self.seen.items()]
+
+
+class ConfigView:
+    """The configuration as a check sees it: each value read is an input."""
+
+    def __init__(self, config: Config, inputs: Inputs):
+        self._config, self._inputs = config, inputs
+
+    def __getattr__(self, name: str):
+        value = getattr(self._config, name)
+        if name.startswith("_") or callable(value):
+            return value
+        return self._inputs.note("config", name, value)
+
+    def get(self, key: str, default: str = "") -> str:
+        return self._inputs.note("config", key, self._config.get(key, default))
+
+
+def current_config(config: Config, name: str):
+    """What a recorded config input reads now (``name`` an attribute or a key)."""
+    if name.startswith("napipatch."):
+        return _plain(config.get(name))
+    return _plain(getattr(config, name, None))
+
+
 @dataclass
 class TreeView:
     repo: Path
     applied: Applied
     config: Config
     use_cache: bool = True
+    # The branch the caller named (--base, the bot's branch): what "behind"
+    # is measured against. None: no branch named.
+    branch_name: str | None = None
+    # Where --no-cache runs keep what forked units share (a grep of the base).
+    scratch: Path | None = None
     reader: gitutil.ObjectReader = field(init=False)
+    inputs: Inputs = field(init=False)
 
     def __post_init__(self):
         self.reader = gitutil.ObjectReader(self.repo)
+        self.inputs = Inputs()
 
     @property
     def base(self) -> str:
         return self.applied.base
+
+    # -- inputs: what may change while the key stays the same
+    @property
+    def branch(self) -> str | None:
+        return self.inputs.note("arg", "branch", self.branch_name)
+
+    def resolve(self, rev: str) -> str | None:
+        """The commit ``rev`` names in the tree now (None: not there)."""
+        return self.inputs.note("resolve", rev, gitutil.resolve(self.repo, rev))
+
+    def current(self, kind: str, name: str):
+        """What a recorded input of ``kind`` reads now."""
+        if kind == "resolve":
+            return gitutil.resolve(self.repo, name)
+        if kind == "arg" and name == "branch":
+            return self.branch_name
+        if kind == "config":
+            return current_config(self.config, name)
+        return ("unknown input", kind, name)   # never equal: a miss
+
+    # -- fixed by a full commit id: not inputs
+    def subject(self, sha: str) -> str:
+        return gitutil.out(self.repo, "log", "-1", "--format=%s", sha)
+
+    def count(self, since: str, until: str) -> int:
+        """Commits in ``since..until``."""
+        cp = gitutil.git(self.repo, "rev-list", "--count", f"{since}..{until}", check=False)
+        return int(cp.stdout.strip() or 0) if cp.returncode == 0 else 0
+
+    def is_ancestor(self, older: str, newer: str) -> bool:
+        return gitutil.git(self.repo, "merge-base", "--is-ancestor", older, newer,
+                           check=False).returncode == 0
+
+    def ls(self, rev: str, directory: str) -> list[str]:
+        """Paths of the files directly in ``directory`` at ``rev``."""
+        listing = gitutil.out(self.repo, "ls-tree", "--name-only", rev, "--",
+                              directory.rstrip("/") + "/")
+        return [p for p in listing.splitlines() if p]
 
     def text(self, rev: str | None, path: str) -> str | None:
         return None if rev is None else self.reader.text(rev, path)
@@ -51,7 +151,7 @@ class TreeView:
     def grep(self) -> TreeGrep:
         """``git grep`` of any commit of the series, from one grep of the base."""
         return TreeGrep(self.repo, self.applied.base, self.reader,
-                        self.config.cache if self.use_cache else None)
+                        self.config.cache if self.use_cache else self.scratch)
 
     def close(self):
         self.reader.close()

@@ -4,26 +4,37 @@
 the ``Applied`` a caller already made), plan the units of work (one check
 on one patch, or on the series), run each unit through the result cache,
 and aggregate the findings into a ``Report`` (each identical finding
-once). Independent units run in threads (``napipatch.jobs`` at a time):
-the checks mostly wait on perl, python and git subprocesses. Each unit has a time budget
-(``napipatch.check-timeout``); one that runs past it is reported as
-``timeout`` with a finding saying so, and the report still comes. A thread
-cannot be killed, so a late unit is abandoned (a daemon thread, its slot
-given to the next unit) and whatever it returns later is ignored.
+once). A unit not answered by the cache runs in a process of its own
+(``engine.forked``), ``napipatch.jobs`` at a time, with a deadline of
+``napipatch.check-timeout`` seconds: past it the unit's whole process
+group (its perl, git and Python work) is killed, the check is reported as
+``timeout`` with a finding saying so, and the report still comes. A check
+that raises NapipatchError could not run here (status ``error``); any
+other exception, or a process that dies, is a napipatch bug (``crashed``).
 """
 
 from __future__ import annotations
 
-import threading
+import contextlib
+import functools
+import shutil
+import tempfile
 import time
-import traceback
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 from napipatch.config import Config
 from napipatch.engine.cache import ResultCache, result_key
-from napipatch.engine.context import PatchContext, SeriesContext, TreeView
-from napipatch.engine.registry import CheckInfo, discover, select
+from napipatch.engine.context import (
+    ConfigView,
+    Inputs,
+    PatchContext,
+    SeriesContext,
+    TreeView,
+    current_config,
+)
+from napipatch.engine.forked import Ended, run_forked
+from napipatch.engine.registry import Broken, CheckInfo, discover, load, select
 from napipatch.mails.series import Series
 from napipatch.report.findings import Finding, Severity
 from napipatch.report.model import CheckResult, Report, status_of
@@ -60,7 +71,7 @@ class Unit:
 
 @dataclass
 class Outcome:
-    state: str  # ran | partial | crashed | skipped | timeout
+    state: str  # ran | partial | skipped | crashed | timeout | error
     findings: list[Finding]
     cached: bool
     seconds: float
@@ -82,14 +93,14 @@ def plan(checks: list[CheckInfo], view: TreeView | None, pctx: list[PatchContext
     return sorted(units, key=lambda u: u.order)
 
 
-def _cache_key(unit: Unit, series: Series, view: TreeView | None, extra: str) -> str:
+def _cache_key(unit: Unit, series: Series, view: TreeView | None) -> str:
     ctx, check = unit.ctx, unit.check
     upto = ctx.n if isinstance(ctx, PatchContext) else len(series.patches)
     tkey = view.applied.base if view else None
     if view is not None and isinstance(ctx, PatchContext) and not ctx.applied:
         tkey = f"{tkey}-unapplied"
     return result_key(check.id, check.fingerprint, series, upto, tkey,
-                      extra + (f"\0{upto}p" if check.scope == "patch" else "\0s"))
+                      f"{upto}p" if check.scope == "patch" else "s")
 
 
 def _unapplied(unit: Unit) -> bool:
@@ -101,79 +112,104 @@ def _unapplied(unit: Unit) -> bool:
     return (not ctx.applied) if isinstance(ctx, PatchContext) else ctx.tip is None
 
 
-def run_unit(unit: Unit, series: Series, view: TreeView | None, cache: ResultCache,
-             extra: str) -> Outcome:
-    """One unit through the cache; a check's crash becomes a finding, so a
-    bug in one check never hides the others."""
-    t0 = time.monotonic()
+def _still_valid(inputs: list[list], view: TreeView | None, config: Config) -> bool:
+    """Every input a cached result was made from still reads the same."""
+    for kind, name, value in inputs:
+        now = view.current(kind, name) if view is not None else \
+            current_config(config, name) if kind == "config" else ("no tree", kind)
+        if now != value:
+            return False
+    return True
+
+
+def settled(unit: Unit, series: Series, view: TreeView | None, config: Config,
+            cache: ResultCache) -> Outcome | None:
+    """The outcome of a unit known without running it: not planned, nothing
+    to read, or a cached result whose inputs still hold. None: run it."""
     if unit.ctx is None:
         return Outcome("skipped", [], False, 0.0, unit.skip)
     if _unapplied(unit):
         return Outcome("partial", [], True, 0.0)
-    key = _cache_key(unit, series, view, extra)
-    got = cache.get(key)
-    if got is not None:
-        return Outcome("ran", got, True, time.monotonic() - t0)
-    try:
-        got = [replace(f, check=unit.check.id) for f in (unit.check.run(unit.ctx) or [])]
-    except Exception as exc:  # noqa: BLE001 - reported as the check's crash
-        n = unit.ctx.n if isinstance(unit.ctx, PatchContext) else 0
-        return Outcome("crashed", [Finding(
-            check=unit.check.id, severity=Severity.WARNING, patch=n,
-            message=f"check crashed: {type(exc).__name__}: {exc}",
-            hint="report this to napipatch", details=traceback.format_exc(limit=3))],
-            False, time.monotonic() - t0)
-    cache.put(key, got)
-    return Outcome("ran", got, False, time.monotonic() - t0)
+    t0 = time.monotonic()
+    got = cache.get(_cache_key(unit, series, view))
+    if got is not None and _still_valid(got[1], view, config):
+        return Outcome("ran", got[0], True, time.monotonic() - t0)
+    return None
+
+
+def _record_inputs(ctx: PatchContext | SeriesContext, inputs: Inputs) -> None:
+    """From here on (in the unit's own process) every value the check reads
+    from the config or resolves in the tree is noted in ``inputs``."""
+    for c in [ctx] + (ctx.patches if isinstance(ctx, SeriesContext) else []):
+        c.config = ConfigView(c.config, inputs)
+    if ctx.tree is not None:
+        ctx.tree.inputs = inputs
+
+
+def checked(unit: Unit) -> tuple[list[Finding], list[list]]:
+    """Run one unit's check (in the unit's own process): its findings,
+    stamped with its id, and the inputs it read."""
+    inputs = Inputs()
+    _record_inputs(unit.ctx, inputs)
+    got = [replace(f, check=unit.check.id) for f in (unit.check.run(unit.ctx) or [])]
+    return got, inputs.items()
+
+
+def _patch_of(unit: Unit) -> int:
+    return unit.ctx.n if isinstance(unit.ctx, PatchContext) else 0
 
 
 def timed_out(unit: Unit, budget: float) -> Outcome:
     """The outcome of a unit still running when its budget ran out."""
-    n = unit.ctx.n if isinstance(unit.ctx, PatchContext) else 0
+    n = _patch_of(unit)
     where = f" on patch {n}" if n else ""
     return Outcome("timeout", [Finding(
         check=unit.check.id, severity=Severity.WARNING, patch=n,
-        message=f"check timed out{where}: still running after {budget:g} s; its result is "
-                "missing from this report",
+        message=f"check timed out{where}: still running after {budget:g} s and stopped; "
+                "its result is missing from this report",
         hint="raise napipatch.check-timeout, or report a check this slow to napipatch")],
         False, budget, f"ran past {budget:g} s")
 
 
-def run_all(units: list[Unit], one, jobs: int, budget: float) -> list[Outcome]:
-    """``one(unit)`` for every unit, ``jobs`` at a time, each within ``budget``
-    seconds of its start (0: no budget). Outcomes come in the order of ``units``."""
-    done: dict[int, Outcome] = {}
-    running: dict[int, float] = {}   # index -> start time
-    cond = threading.Condition()
+def outcome_of(unit: Unit, ended: Ended, budget: float) -> Outcome:
+    """What the engine reports for a unit that ran in its own process."""
+    n = _patch_of(unit)
+    if ended.how == "ok":
+        return Outcome("ran", ended.value[0], False, ended.seconds)
+    if ended.how == "timeout":
+        return timed_out(unit, budget)
+    if ended.how == "raised" and ended.env_error:
+        # Bad input or an environment the check cannot work in: not a bug,
+        # but no result either.
+        return Outcome("error", [Finding(
+            check=unit.check.id, severity=Severity.WARNING, patch=n,
+            message=f"check could not run: {ended.error}",
+            hint="fix the environment (the line says what is missing) and check again")],
+            False, ended.seconds, ended.error)
+    what = "crashed" if ended.how == "raised" else "died"
+    return Outcome("crashed", [Finding(
+        check=unit.check.id, severity=Severity.WARNING, patch=n,
+        message=f"check {what}: {ended.error}", hint="report this to napipatch",
+        details=ended.trace)], False, ended.seconds, f"{what}: {ended.error}")
 
-    def work(i: int) -> None:
-        try:
-            out = one(units[i])
-        except BaseException as exc:  # noqa: BLE001 - run_unit already catches checks' errors
-            out = Outcome("crashed", [Finding(check=units[i].check.id, severity=Severity.WARNING,
-                                              patch=0, message=f"check crashed: {exc!r}")],
-                          False, 0.0)
-        with cond:
-            if i in running:   # not abandoned as late
-                done[i] = out
-                del running[i]
-            cond.notify_all()
 
-    nxt = 0
-    with cond:
-        while len(done) < len(units):
-            while nxt < len(units) and len(running) < jobs:
-                running[nxt] = time.monotonic()
-                threading.Thread(target=work, args=(nxt,), daemon=True,
-                                 name=f"napipatch-{units[nxt].check.id}").start()
-                nxt += 1
-            cond.wait(timeout=0.25)
-            now = time.monotonic()
-            for i, t0 in list(running.items()):
-                if budget and now - t0 > budget:
-                    done[i] = timed_out(units[i], budget)
-                    del running[i]
-    return [done[i] for i in range(len(units))]
+def run_units(units: list[Unit], series: Series, view: TreeView | None, config: Config,
+              cache: ResultCache) -> list[Outcome]:
+    """Every unit's outcome, in order: settled ones without running, the
+    rest each in a forked process within ``napipatch.check-timeout``."""
+    outcomes: list[Outcome | None] = [settled(u, series, view, config, cache) for u in units]
+    todo = [i for i, o in enumerate(outcomes) if o is None]
+    budget = config.check_timeout
+
+    def store(k: int, ended: Ended) -> None:
+        i = todo[k]
+        outcomes[i] = outcome_of(units[i], ended, budget)
+        if ended.how == "ok":
+            cache.put(_cache_key(units[i], series, view), *ended.value)
+
+    run_forked([functools.partial(checked, units[i]) for i in todo], max(1, config.jobs),
+               budget, on_end=store)
+    return outcomes
 
 
 def result_of(check: CheckInfo, outcomes: list[Outcome]) -> CheckResult:
@@ -184,11 +220,10 @@ def result_of(check: CheckInfo, outcomes: list[Outcome]) -> CheckResult:
     skipped = next((o for o in outcomes if o.state == "skipped"), None)
     if skipped:
         return CheckResult(check.id, "skipped", 0.0, reason=skipped.reason)
-    if "crashed" in states:
-        return CheckResult(check.id, "crashed", seconds)
-    if "timeout" in states:
-        late = next(o for o in outcomes if o.state == "timeout")
-        return CheckResult(check.id, "timeout", seconds, reason=late.reason)
+    for state in ("crashed", "timeout", "error"):
+        if state in states:
+            first = next(o for o in outcomes if o.state == state)
+            return CheckResult(check.id, state, seconds, reason=first.reason)
     return CheckResult(check.id, status_of(found), seconds,
                        cached=bool(outcomes) and all(o.cached for o in outcomes),
                        reason="some patches did not apply" if "partial" in states else "")
@@ -215,35 +250,65 @@ def unique(findings: list[Finding]) -> list[Finding]:
 def run_checks(series: Series, config: Config, tree: Path | None = None,
                base: str | None = None, only: list[str] | None = None,
                skip: list[str] | None = None, use_cache: bool = True,
-               progress=None, applied: Applied | None = None) -> Report:
-    """Check ``series``; with ``tree`` (or an ``applied`` series) the tree checks too."""
+               progress=None, applied: Applied | None = None,
+               branch: str | None = None) -> Report:
+    """Check ``series``; with ``tree`` (or an ``applied`` series) the tree checks too.
+
+    ``branch``: the branch the series is meant for (``--base``, the bot's
+    branch); "behind" is measured against it. Defaults to ``base``.
+    """
     checks = select(discover(), only, skip)
     if applied is None and tree is not None:
         applied = apply_series(series, config, tree, base, use_cache)
-    view = TreeView(repo=applied.repo, applied=applied, config=config, use_cache=use_cache) \
-        if applied is not None else None
     report = Report(series=series, tree=str(applied.repo) if applied else None,
                     base=applied.base if applied else None,
                     base_why=applied.base_why if applied else "no tree")
-    pctx = [PatchContext(series=series, n=i, mail=m, config=config, tree=view)
-            for i, m in enumerate(series.patches, 1)]
-    sctx = SeriesContext(series=series, config=config, patches=pctx, tree=view)
-    units = plan(checks, view, pctx, sctx)
-    cache = ResultCache(config.cache if use_cache else None)
-
-    def one(unit: Unit) -> Outcome:
-        return run_unit(unit, series, view, cache, config.checkpatch_ignore)
-
-    try:
-        outcomes = run_all(units, one, max(1, config.jobs), config.check_timeout)
-    finally:
-        if view:
-            view.close()
+    with _scratch(config, use_cache or applied is None) as scratch:
+        view = TreeView(repo=applied.repo, applied=applied, config=config, use_cache=use_cache,
+                        branch_name=branch or base, scratch=scratch) \
+            if applied is not None else None
+        pctx = [PatchContext(series=series, n=i, mail=m, config=config, tree=view)
+                for i, m in enumerate(series.patches, 1)]
+        sctx = SeriesContext(series=series, config=config, patches=pctx, tree=view)
+        units = plan(checks, view, pctx, sctx)
+        try:
+            if view is not None and any(u.ctx is not None for u in units):
+                # Exported once here, before the units fork, so they share it.
+                view.scripts  # noqa: B018
+            outcomes = run_units(units, series, view, config,
+                                 ResultCache(config.cache if use_cache else None))
+        finally:
+            if view:
+                view.close()
     for check in checks:
         mine = [o for u, o in zip(units, outcomes) if u.check is check]
         result = result_of(check, mine)
         report.add(result, unique([f for o in mine for f in o.findings]))
         if progress:
             progress(result)
+    for b in ([] if only else load().broken):
+        report.add(*_broken_result(b))
     report.findings.sort(key=lambda f: f.sort_key)
     return report
+
+
+def _broken_result(b: Broken) -> tuple[CheckResult, list[Finding]]:
+    """A module in checks/ that declares no valid check: a check that never
+    ran, so the verdict is not clean while it is missing."""
+    return (CheckResult(b.id, "crashed", 0.0, reason=f"{b.module}: {b.reason}"),
+            [Finding(check=b.id, severity=Severity.WARNING, patch=0,
+                     message=f"{b.module} is not a valid check: {b.reason}",
+                     hint="report this to napipatch (a broken check module)")])
+
+
+@contextlib.contextmanager
+def _scratch(config: Config, needless: bool):
+    """A directory the forked units of one --no-cache run share, removed after."""
+    if needless:
+        yield None
+        return
+    d = Path(tempfile.mkdtemp(prefix="run-", dir=config.cache))
+    try:
+        yield d
+    finally:
+        shutil.rmtree(d, ignore_errors=True)

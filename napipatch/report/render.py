@@ -34,7 +34,12 @@ def to_data(report: Report) -> dict:
         "checks": [{"id": c.id, "status": c.status, "seconds": c.seconds,
                     "cached": c.cached, "reason": c.reason} for c in report.checks],
         "summary": {"errors": report.errors, "warnings": report.warnings,
-                    "infos": len(report.findings) - report.errors - report.warnings},
+                    "infos": len(report.findings) - report.errors - report.warnings,
+                    "planned": len(report.planned), "completed": len(report.completed),
+                    "incomplete": [{"id": c.id, "status": c.status, "reason": c.reason}
+                                   for c in report.incomplete],
+                    "verdict": report.verdict, "exit_status": report.exit_code,
+                    "line": report.completion_line()},
     }
 
 

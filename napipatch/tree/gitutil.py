@@ -75,6 +75,7 @@ class ObjectReader:
     def __init__(self, repo: Path):
         self.repo = repo
         self._proc: subprocess.Popen | None = None
+        self._pid = os.getpid()
         self._lock = threading.Lock()
 
     def _start(self):
@@ -96,6 +97,10 @@ class ObjectReader:
     def _object(self, name: str) -> tuple[str, bytes] | None:
         if "\n" in name:     # one name per line: a newline would desynchronise the batch
             return None
+        if self._pid != os.getpid():
+            # A forked child (the engine runs each check in one) must not
+            # talk to its parent's cat-file: both would read one pipe.
+            self._proc, self._pid = None, os.getpid()
         if self._proc is None:
             self._start()
         p = self._proc
@@ -115,7 +120,7 @@ class ObjectReader:
         return None if data is None else data.decode("utf-8", errors="replace")
 
     def close(self):
-        if self._proc:
+        if self._proc and self._pid == os.getpid():
             self._proc.stdin.close()
             self._proc.wait()
             self._proc = None
