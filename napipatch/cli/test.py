@@ -15,6 +15,7 @@ from napipatch.cli.common import (
     FORMAT,
     TARGET_HELP,
     check_format,
+    finish,
     load_config,
     store,
     tree_of,
@@ -87,7 +88,7 @@ def _drive(cfg, tree, series, base: Optional[str], fmt: str, plan: JobPlan,
         report = check_then_test(series, cfg, tree, check, base=base, use_cache=use_cache,
                                  plan=plan, progress=prog)
     sys.stdout.write(render_report(report, fmt, colour=fmt == "text" and sys.stdout.isatty()))
-    raise typer.Exit(report.exit_code)
+    finish(report, series.source or series.name)
 
 
 def _targets(names: list[str] | None, bootable: bool = False) -> list[str]:
