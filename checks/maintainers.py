@@ -40,6 +40,8 @@ Fix:
 
 from __future__ import annotations
 
+import bisect
+
 from napipatch.checks import check
 from napipatch.kernel.maintainers import MaintainersFile
 from napipatch.mails.hunks import parse_diff
@@ -61,12 +63,13 @@ def new_files(series) -> list[str]:
     return out
 
 
-def _dirs(files: list[str]) -> set[str]:
-    out = set()
-    for f in files:
-        parts = f.split("/")[:-1]
-        out.update("/".join(parts[:i]) for i in range(1, len(parts) + 1))
-    return out
+def directory_test(files: list[str]):
+    """is_dir over ``files`` (sorted): a path is a directory when a file lies
+    under it (get_maintainer.pl's ``-d`` in the patched tree)."""
+    def is_dir(path: str) -> bool:
+        i = bisect.bisect_left(files, path + "/")
+        return i < len(files) and files[i].startswith(path + "/")
+    return is_dir
 
 
 def verdict(names: list[str], sizes: list[int]) -> tuple[str, str] | None:
@@ -108,8 +111,7 @@ def run(ctx):
         yield ctx.finding("warning", "the tree has no MAINTAINERS file")
         return
     maint = MaintainersFile(text)
-    dirs = _dirs(files)
-    is_dir = dirs.__contains__
+    is_dir = directory_test(files)
     verdicts: dict[tuple[str, str], list[str]] = {}
     for path in added:
         secs = maint.sections_of(path, is_dir)
