@@ -125,7 +125,10 @@ def run(ctx):
         if not m:
             continue
         value = m.group(1).strip()
-        alone = 0 < i < len(lines) - 1 and not lines[i - 1].strip() and not lines[i + 1].strip()
+        # Blank lines before and after, with more text after them (NIPA's
+        # git am -s appends its sign-off right under a last-line tag).
+        alone = 0 < i and not lines[i - 1].strip() and i + 1 < len(lines) \
+            and not lines[i + 1].strip() and any(ln.strip() for ln in lines[i + 1:])
         problems, sha, quoted = problems_of(value, alone)
         ours: list[str] = []
         actual = ""
