@@ -669,6 +669,7 @@ def test_bad_config_one_line(cli, tmp_path):
 
 @pytest.mark.tree
 @pytest.mark.build
+@pytest.mark.timeout(3600)  # may pay the first kernel build (pyproject.toml: timeout)
 def test_bot_with_jobs_reports_a_build_break(cli, tmp_path, inbox, kernel_tree, base_commit,
                                              build_dir):
     """bot.jobs: every patch is built (here for virtio-net) and the reply

@@ -24,7 +24,8 @@ from pathlib import Path
 import pytest
 
 
-pytestmark = [pytest.mark.build, pytest.mark.tree]
+# A build test may pay the first kernel build (pyproject.toml: timeout).
+pytestmark = [pytest.mark.build, pytest.mark.tree, pytest.mark.timeout(3600)]
 
 
 def _free_port() -> int:

@@ -14,7 +14,8 @@ import pytest
 
 from conftest import ROOT
 
-pytestmark = [pytest.mark.build, pytest.mark.tree, pytest.mark.last]
+# A build test may pay the first kernel build (pyproject.toml: timeout).
+pytestmark = [pytest.mark.build, pytest.mark.tree, pytest.mark.last, pytest.mark.timeout(3600)]
 
 
 def test_v5_boots_busy_polls_and_passes_napi_threaded_check(cli, kernel_tree, build_dir):
