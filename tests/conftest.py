@@ -20,7 +20,6 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 LORE = Path(__file__).resolve().parent / "fixtures" / "lore"  # copied from shared/lore
-FIXTURES = Path(__file__).resolve().parent / "fixtures"
 TARBALL = Path("/usr/src/linux-source-6.12.tar.xz")
 
 

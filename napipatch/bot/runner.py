@@ -49,8 +49,6 @@ from napipatch.tree import gitutil
 log = logging.getLogger("napipatch.bot")
 
 CRASH_ENV = "NAPIPATCH_BOT_CRASH_AT"
-CRASH_POINTS = ("after-ingest", "after-assemble", "checking", "after-queue", "before-send",
-                "after-send", "after-log")
 _CHUNK = 500
 
 

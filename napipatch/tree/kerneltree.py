@@ -10,14 +10,12 @@ from __future__ import annotations
 import re
 import shutil
 import subprocess
-import tarfile
 from pathlib import Path
 
 from napipatch.errors import NapipatchError
 from napipatch.tree import gitutil
 from napipatch.tree.gitutil import git
 
-DEFAULT_TARBALL = Path("/usr/src/linux-source-6.12.tar.xz")
 _FIXED = {
     "GIT_AUTHOR_NAME": "napipatch", "GIT_AUTHOR_EMAIL": "napipatch@localhost",
     "GIT_COMMITTER_NAME": "napipatch", "GIT_COMMITTER_EMAIL": "napipatch@localhost",
@@ -77,7 +75,3 @@ def prepare(tarball: Path, dest: Path) -> str:
     git(tmp, "tag", f"v{ver}-debian")
     tmp.rename(dest)
     return gitutil.out(dest, "rev-parse", "HEAD")
-
-
-def is_tarball(path: Path) -> bool:
-    return Path(path).is_file() and tarfile.is_tarfile(path)
