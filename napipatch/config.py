@@ -48,9 +48,10 @@ KEYS: list[tuple[str, str, str, str]] = [
      "GIT_COMMIT_ID,CAMELCASE,FILE_PATH_CHANGES,BAD_REPORTED_BY_LINK",
      "checkpatch types ignored (the netdev CI's list)"),
     ("napipatch.base-behind-warn", "base_behind_warn", "500",
-     "warn when base-commit is this many commits behind the branch head"),
-    ("napipatch.hook-strict", "hook_strict", "false",
-     "a hook whose napipatch run fails blocks the send/push (default: warn and let it go)"),
+     "warn when base-commit is this many commits behind the branch named by --base (the bot: its branch for the tree tag)"),
+    ("napipatch.hook-strict", "hook_strict", "true",
+     "a hook that could not check everything (a check crashed, timed out or could not run) "
+     "blocks the send/push; false: warn, saying what was not checked, and let it go"),
     ("napipatch.executor", "executor", "local",
      "where build/boot jobs run: local, or celery (workers started with `napipatch worker`)"),
     ("napipatch.broker-url", "broker_url", "redis://127.0.0.1:6379/0",
@@ -77,7 +78,7 @@ class Config:
     check_timeout: float = 600.0
     checkpatch_ignore: str = ""
     base_behind_warn: int = 500
-    hook_strict: bool = False
+    hook_strict: bool = True
     executor: str = "local"
     broker_url: str = "redis://127.0.0.1:6379/0"
     result_backend: str = ""

@@ -68,7 +68,7 @@ def script(name: str, only: list[str] | None = None, skip: list[str] | None = No
             # napipatch gone (its venv removed): the policy of its own failures.
             f"    if [ ! -x {py} ]; then\n"
             f"        echo 'napipatch: warning: {name} hook: '{py}' is gone; not checked' >&2\n"
-            '        [ "$(git config --type=bool napipatch.hook-strict)" = true ] && return 2\n'
+            '        [ "$(git config --type=bool napipatch.hook-strict)" = false ] || return 2\n'
             "        return 0\n"
             "    fi\n"
             f'    {py} {run} "$@"\n'

@@ -111,7 +111,7 @@ def send_series(store: Store, spec: str, cfg: Config, repo: Path | None = None,
     repo = gitutil.require_repo(repo) if repo is not None else None
     report = run_checks(series, cfg, tree=repo, only=only, skip=skip)
     outcome = Outcome(report=report)
-    if report.errors and not force:
+    if not report.clean and not force:   # error findings, or not everything checked
         return outcome
     rec = store.record(series.name)
     to_l = addresses(to, "--to") + addresses(rec.get("to"), f"{series.name}/series.toml to")
@@ -141,7 +141,7 @@ def send_series(store: Store, spec: str, cfg: Config, repo: Path | None = None,
         cmd += [f"--to={a}" for a in outcome.to] + [f"--cc={a}" for a in outcome.cc]
         if dry_run:
             cmd.append("--dry-run")
-        if force and report.errors:
+        if force and not report.clean:
             cmd.append("--no-validate")  # the hook would refuse what --force sends
         env = dict(os.environ, NAPIPATCH_RUN_ID=secrets.token_hex(8), GIT_PAGER="cat")
         try:
