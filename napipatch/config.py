@@ -26,8 +26,9 @@ def _default_cache() -> Path:
     return Path(base) / "napipatch"
 
 
-# key -> (attribute, default, help). The README's table is checked against
-# this list by tests/test_config.py, so the docs cannot drift from the code.
+# key -> (attribute, default, help). The table in docs/configuration.md is
+# checked against this list by tests/test_config.py, so the docs cannot drift
+# from the code.
 KEYS: list[tuple[str, str, str, str]] = [
     ("napipatch.series-dir", "series_dir", "series",
      "where the series store lives (relative to the current directory)"),

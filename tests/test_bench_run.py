@@ -4,7 +4,7 @@ repetitions run in the guest against napi_rr servers on this host.
 
 Shares the build directory with test_build_boot.py (the tip is an
 incremental build there). It asserts what the run recorded, not how long
-it took: the README's latency section (docs/latency.md) has the timings.
+it took: the timings are in benchmarks/README.md ("The latency experiment").
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""napipatch.* keys: documented in README.md and honoured from git config."""
+"""napipatch.* keys: documented in docs/configuration.md and honoured from git config."""
 
 from conftest import LORE, ROOT, format_patch, git, small_repo
 
@@ -6,9 +6,9 @@ from napipatch.config import KEYS
 
 
 def test_every_key_is_documented():
-    readme = (ROOT / "README.md").read_text()
+    doc = (ROOT / "docs" / "configuration.md").read_text()
     for key, _attr, _default, _help in KEYS:
-        assert f"| `{key}` |" in readme, key
+        assert f"| `{key}` |" in doc, key
 
 
 def test_series_dir_from_git_config(cli, tmp_path):

@@ -4,7 +4,7 @@ Real parts: redis-server and `napipatch worker` (Celery) on loopback,
 a real virtio-net boot job, kill -9 of the worker mid-job; OpenSSH's sshd
 on loopback as the "idpf host", the test plan run over SSH on a veth pair
 in network namespaces (no idpf NIC can exist here: on real hardware the
-plan runs on the idpf interface after kexec, see README).
+plan runs on the idpf interface after kexec, see docs/distributed.md).
 """
 
 from __future__ import annotations

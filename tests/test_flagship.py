@@ -3,8 +3,8 @@ passes its own selftest (nl_netdev.py napi_threaded_check) in the guest.
 
 Runs last (the ``last`` marker, see tests/conftest.py) because it moves the
 shared virtio-net build to the v5 tip. The per-patch builds for both
-targets are in README.md ("The flagship"), measured with
-`napipatch test run threaded-busy-poll@v5`.
+targets are in benchmarks/README.md ("The flagship"), measured with
+`napipatch test run threaded-busy-poll@v5`; the series is docs/flagship.md.
 """
 
 import json
