@@ -42,6 +42,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from napipatch.checks import check
 from napipatch.kernel.cparse_calls import (
     Occurrence,
     Proto,
@@ -50,12 +51,6 @@ from napipatch.kernel.cparse_calls import (
     prototypes,
 )
 from napipatch.tree import treegrep
-
-ID = "callsites"
-SUMMARY = "callers of functions whose prototype changes (count, types, rename, removal)"
-SCOPE = "patch"
-NEEDS = "tree"
-VERSION = 1
 
 
 @dataclass
@@ -178,6 +173,11 @@ def _call_text(o: Occurrence) -> str:
     return f"{o.name}({args})"
 
 
+@check(id="callsites",
+       summary="callers of functions whose prototype changes (count, types, rename, removal)",
+       scope="patch",
+       needs="tree",
+       version=1)
 def run(ctx):
     if not ctx.applied:
         return []

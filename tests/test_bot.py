@@ -662,9 +662,18 @@ def test_bad_config_one_line(cli, tmp_path):
     assert cp.returncode == 2
     assert cp.stderr.strip() == f"napipatch: error: {cfg}: reply.policy: 'sometimes' is not one " \
                                 "of problems, always"
-    cfg.write_text('[state]\ndir = "s"\n[[inbox]]\nname = "x"\npath = "y"\n[smtp]\nprot = 25\n')
+    for text, line in (
+            ('[smtp]\nprot = 25\n', "smtp.prot: unknown key (did you mean port?)"),
+            ('[smtp]\nport = "25"\n', "smtp.port: must be an integer, not string '25'"),
+            ('[reply]\nto = ["a@b.org", "not an address"]\n',
+             "reply.to[1]: 'not an address' is not an address ('Name <user@host>')"),
+            ('[[inbox]]\nname = "z"\n', "inbox[1]: z: give exactly one of url or path")):
+        cfg.write_text('[state]\ndir = "s"\n[[inbox]]\nname = "x"\npath = "y"\n' + text)
+        cp = cli("bot", "once", "--config", cfg)
+        assert (cp.returncode, cp.stderr) == (2, f"napipatch: error: {cfg}: {line}\n")
+    cfg.write_text('[[inbox]]\nname = "x"\npath = "y"\n')
     cp = cli("bot", "once", "--config", cfg)
-    assert cp.stderr.strip() == f"napipatch: error: {cfg}: unknown key smtp.prot"
+    assert (cp.returncode, cp.stderr) == (2, f"napipatch: error: {cfg}: state.dir: missing\n")
 
 
 @pytest.mark.tree

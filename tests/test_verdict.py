@@ -63,6 +63,10 @@ def _run_patched(cli, patch: str, *args) -> subprocess.CompletedProcess:
     """``napipatch check`` with one check's run() replaced by ``patch`` (code)."""
     code = ("import sys, napipatch.cli as c, napipatch.checks.signoff as s\n"
             "from napipatch.errors import NapipatchError\n"
+            "def redeclare(module, fn):\n"   # the new run keeps the check's declaration
+            "    fn.declaration = module.run.declaration\n"
+            "    fn.__module__ = module.__name__\n"
+            "    module.run = fn\n"
             f"{patch}\n"
             "sys.argv = ['napipatch', *sys.argv[1:]]\nc.main()\n")
     env = dict(os.environ, XDG_CACHE_HOME=str(cli.cache), NAPIPATCH_SERIES_DIR=str(cli.store))
@@ -71,7 +75,7 @@ def _run_patched(cli, patch: str, *args) -> subprocess.CompletedProcess:
 
 
 def test_a_crashed_check_exits_3_and_names_it(cli):
-    cp = _run_patched(cli, "def boom(ctx): raise KeyError('oops')\ns.run = boom",
+    cp = _run_patched(cli, "def boom(ctx): raise KeyError('oops')\nredeclare(s, boom)",
                       "check", V4, "--only", ONLY, "--no-cache")
     assert cp.returncode == 3, cp.stderr
     assert "[signoff] check crashed: KeyError: 'oops'" in cp.stdout
@@ -82,7 +86,7 @@ def test_a_crashed_check_exits_3_and_names_it(cli):
 
 def test_a_check_that_cannot_run_here_exits_2(cli):
     cp = _run_patched(cli, "def env(ctx): raise NapipatchError('codespell', 'dictionary missing')\n"
-                      "s.run = env", "check", V4, "--only", ONLY, "--no-cache", "--format", "json")
+                      "redeclare(s, env)", "check", V4, "--only", ONLY, "--no-cache", "--format", "json")
     assert cp.returncode == 2, cp.stderr
     data = json.loads(cp.stdout)
     assert data["summary"]["incomplete"] == [{"id": "signoff", "status": "error",
@@ -95,7 +99,7 @@ def test_error_findings_and_a_crash_exit_3_not_1(cli, tmp_path):
     bad = tmp_path / "nosob.mbox"
     bad.write_text(V4.read_text().replace("Signed-off-by:", "Signed-off-bx:"))
     cp = _run_patched(cli, "import napipatch.checks.split as sp\n"
-                      "def boom(ctx): raise RuntimeError('x')\nsp.run = boom",
+                      "def boom(ctx): raise RuntimeError('x')\nredeclare(sp, boom)",
                       "check", bad, "--only", ONLY, "--no-cache", "--format", "json")
     data = json.loads(cp.stdout)
     assert data["summary"]["errors"] > 0
@@ -119,3 +123,20 @@ def test_an_infrastructure_failure_of_a_job_is_no_result_not_a_pass():
     assert "NOT CHECKED: remote/idpf could not run" in text
     assert "1 of 2 checks completed; 1 could not run: remote/idpf" in text
     assert "infrastructure failure after 3 tries" in text
+
+
+def test_an_unreadable_diff_is_said_once_and_is_never_clean(cli, tmp_path):
+    """A hunk cut short: every check that reads the diff could not run; the
+    reason is one line naming the mail, and the exit is 2, not 1."""
+    bad = tmp_path / "cut.mbox"
+    bad.write_text(V4.read_text().replace("@@ -280,6 +280,14 @@ attribute-sets:",
+                                          "@@ -280,6 +280,40 @@ attribute-sets:", 1))
+    cp = cli("check", bad, "--only", "split,subject,kdoc,cachelines", "--format", "json")
+    assert cp.returncode == 2, cp.stderr
+    data = json.loads(cp.stdout)
+    said = [f for f in data["findings"] if "the diff cannot be parsed" in f["message"]]
+    assert len(said) == 1 and said[0]["patch"] == 1
+    assert said[0]["message"] == (f"could not run: {bad} message 2: the diff cannot be parsed: "
+                                  "Hunk diff line expected: @@ -691,6 +699,7 @@ operations:")
+    status = {c["id"]: c["status"] for c in data["checks"]}
+    assert status == {"cachelines": "error", "kdoc": "error", "split": "error", "subject": "warn"}

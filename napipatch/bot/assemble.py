@@ -29,7 +29,7 @@ import re
 from dataclasses import dataclass, field
 
 from napipatch.errors import NapipatchError
-from napipatch.mails.mail import PatchMail, _clean_msgid, parse_message
+from napipatch.mails.mail import PatchMail, clean_msgid, parse_message
 from napipatch.mails.series import Series, assemble, check_numbering, name_from
 from napipatch.mails.subject import parse_subject
 
@@ -58,10 +58,10 @@ def record(raw: bytes, inbox: str, epoch: int, oid: str) -> dict:
     rec: dict = {"inbox": inbox, "epoch": epoch, "oid": oid, "msgid": f"commit:{oid}@{inbox}"}
     try:
         hdr = _HDR_PARSER.parsebytes(raw)
-        msgid = _clean_msgid(_flat(hdr["Message-ID"]))
+        msgid = clean_msgid(_flat(hdr["Message-ID"]))
         subject = _flat(hdr["Subject"])
         frm = _flat(hdr["From"])
-        irt = _clean_msgid(_flat(hdr["In-Reply-To"]))
+        irt = clean_msgid(_flat(hdr["In-Reply-To"]))
         refs = re.findall(r"<([^<>\s]+)>", _flat(hdr["References"]))
     except Exception as exc:  # the email package raises many types on junk
         rec.update(kind="bad", error=f"{origin}: malformed headers ({exc})")
