@@ -4,11 +4,12 @@ the real lore mails (tests/fixtures/lore) and the shipped series (series/).
 Classes: truncated mails, bit flips, charsets and transfer encodings,
 header injection (control characters, newlines, the Message-ID the stdlib
 parser chokes on, undecodable bytes), patch numbering (huge, zero,
-inverted, mixed), sizes (long headers, many messages, a 20,000-line
-hunk; test_hostile.py has the 100,000-line one), diff paths (``..``, absolute, newlines, symlinks, binary), MIME
-structure, filesystem oddities in patch directories and as the target
-(FIFOs, /dev/zero, symlink loops, directories named like patches), and
-imports under hostile names followed by checks of what was stored.
+inverted, mixed), sizes (long headers, many messages, a 20,000-line hunk;
+test_hostile.py has the 100,000-line one), diff paths (``..``, absolute,
+newlines, symlinks, binary), MIME structure, filesystem oddities in patch
+directories and as the target (FIFOs, /dev/zero, symlink loops, directories
+named like patches), and imports under hostile names followed by checks of
+what was stored.
 
 Every input must: exit 0, 1 or 2 (3 is an internal error: a failure
 here), print no traceback, finish within its time limit, and write
