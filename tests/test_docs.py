@@ -92,3 +92,14 @@ def test_every_repository_path_named_exists(doc):
         if not (ROOT / path).exists():
             missing.append(span)
     assert missing == [], f"{doc.name} names files that do not exist"
+
+
+def test_the_readme_checks_table_is_the_registrys():
+    """The table is made from the checks' declarations, never kept by hand."""
+    from napipatch.cli.check import checks_table
+    from napipatch.engine.registry import discover
+
+    table = checks_table(discover().values())
+    readme = (ROOT / "README.md").read_text()
+    assert table in readme, ("README.md's checks table differs from the registry: paste the "
+                             "output of `napipatch checks list --format markdown`")
