@@ -108,7 +108,7 @@ class Changed:
     old_path: str | None      # before the patch (None: a new file)
     pre: str | None           # text before (None: new, or unknown without a tree)
     post: str | None          # text after (None: unknown)
-    added: set[int]           # post-patch lines the patch adds
+    added: set[int]           # post-patch lines the patch adds (not just moves)
 
     @property
     def new(self) -> bool:
@@ -119,6 +119,15 @@ def _added_text(pf) -> str:
     """A new file's content, from its diff alone."""
     lines = [ln.value for h in pf for ln in h if ln.line_type == "+"]
     return "".join(lines)
+
+
+def _new_lines(pf) -> set[int]:
+    """Post-patch lines the patch adds, less those it only moved (a line
+    removed elsewhere in the file with the same text): of several findings
+    alike, the one on a really new line is the one to show."""
+    gone = {ln.value.strip() for h in pf for ln in h if ln.line_type == "-"}
+    return {ln.target_line_no for h in pf for ln in h
+            if ln.line_type == "+" and ln.value.strip() not in gone}
 
 
 def changed(ctx, exts: tuple[str, ...], what: str):
@@ -133,7 +142,7 @@ def changed(ctx, exts: tuple[str, ...], what: str):
         if pf.is_removed_file or not pf.path.endswith(exts):
             continue
         old = None if pf.is_added_file else pf.source_file.removeprefix("a/")
-        added = {ln.target_line_no for h in pf for ln in h if ln.line_type == "+"}
+        added = _new_lines(pf)
         if getattr(pf, "is_binary_file", False):
             notes.append(ctx.finding("info", f"{what}: {pf.path} is a binary patch; not linted",
                                      file=pf.path))
@@ -143,9 +152,10 @@ def changed(ctx, exts: tuple[str, ...], what: str):
         elif old is None:
             pre, post = None, _added_text(pf)
         else:
+            why = "needs --tree" if ctx.tree is None else "the patch did not apply"
             notes.append(ctx.finding(
                 "info", f"{what}: {pf.path} not compared with its version before the patch "
-                "(needs --tree)", file=pf.path))
+                f"({why})", file=pf.path))
             continue
         if post is None:
             continue

@@ -111,7 +111,7 @@ def makefile_problems(text: str) -> list[Problem]:
             where = block[0][0] if block else 1
             out.append(Problem(where, f"{name} is assigned in more than one block "
                                       "(one list a variable)"))
-    return out
+    return sorted(out, key=lambda p: p.line)
 
 
 def _entries(text: str, keep) -> list[tuple[int, str]]:
