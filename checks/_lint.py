@@ -21,9 +21,12 @@ import os
 import posixpath
 import re
 import shutil
+import signal
 import subprocess
 import sys
+import threading
 from collections import Counter
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -42,8 +45,9 @@ TOOLS = {
 # A file above this is not linted (an info says so): linters on a huge
 # generated script only burn the check's deadline.
 MAX_BYTES = 512 << 10
-# One linter run; the engine's napipatch.check-timeout bounds the whole unit.
-TIMEOUT = 120
+# One linter run (a real file takes well under a second; a hostile one
+# can take minutes); the engine's napipatch.check-timeout bounds the unit.
+TIMEOUT = 60
 
 
 def tool(name: str) -> str:
@@ -87,6 +91,33 @@ def run_all(name: str, runs: list[list[str]], cwd: Path, ok=(0, 1)) -> list[str]
                 p.kill()
                 p.wait()
     return outs
+
+
+class _Expired(Exception):
+    pass
+
+
+@contextmanager
+def deadline(seconds: float, name: str, what: str):
+    """Bound a linter run in this process (yamllint is quadratic on deep
+    nesting: 4000 ``[`` take 20 s): past ``seconds`` a one-line error. The
+    engine runs each unit in the main thread of a process of its own;
+    elsewhere (a thread) only the unit's own deadline bounds it."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def expire(_sig, _frame):
+        raise _Expired()
+    old = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    except _Expired:
+        raise NapipatchError(name, f"{what}: still running after {seconds:g} s; stopped") from None
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
 
 
 def _env(scratch: Path) -> dict:
@@ -143,6 +174,9 @@ def changed(ctx, exts: tuple[str, ...], what: str):
             continue
         old = None if pf.is_added_file else pf.source_file.removeprefix("a/")
         added = _new_lines(pf)
+        if posixpath.normpath(pf.path).startswith(("../", "/")):
+            notes.append(ctx.finding("info", f"{what}: {pf.path} leaves the tree; not linted"))
+            continue
         if getattr(pf, "is_binary_file", False):
             notes.append(ctx.finding("info", f"{what}: {pf.path} is a binary patch; not linted",
                                      file=pf.path))

@@ -116,7 +116,7 @@ _SEVERITY = {"error": "error", "warning": "warning"}
 
 
 @check(id="shellcheck",
-       summary="shellcheck -x on changed .sh files: new findings (all of them in new or clean files)",
+       summary="shellcheck -x on changed .sh files: new findings (all of them in new/clean files)",
        scope="patch",
        needs="diff",
        version=1,

@@ -41,7 +41,7 @@ from __future__ import annotations
 import posixpath
 
 from napipatch.checks import check
-from napipatch.checks._lint import TOOLS, Lint, changed, memo, new_lints
+from napipatch.checks._lint import TIMEOUT, TOOLS, Lint, changed, deadline, memo, new_lints
 from napipatch.errors import NapipatchError
 
 CONFIG_NAMES = (".yamllint", ".yamllint.yaml", ".yamllint.yml")
@@ -87,8 +87,9 @@ def lint(ctx, path: str, text: str, where: str | None, config: str) -> list[Lint
         raise NapipatchError(where or "yamllint config", f"not a yamllint config: {exc}") from None
 
     def compute():
-        return [Lint(path, p.line, p.rule or "syntax", p.desc, p.level)
-                for p in linter.run(text, conf) if p.level in ("error", "warning")]
+        with deadline(TIMEOUT, "yamllint", path):
+            return [Lint(path, p.line, p.rule or "syntax", p.desc, p.level)
+                    for p in linter.run(text, conf) if p.level in ("error", "warning")]
     return memo(ctx, "yamllint", [version, config, text], compute)
 
 
@@ -108,4 +109,6 @@ def run(ctx):
             before += lint(ctx, f.path, f.pre, where, config)
         after += lint(ctx, f.path, f.post, where, config)
     for x in new_lints(before, after, {f.path: f.added for f in files}):
-        yield ctx.finding(x.level, f"{x.message} ({x.code})", file=x.file, line=x.line)
+        # a syntax error's text names its rule already
+        text = x.message if x.message.endswith(f"({x.code})") else f"{x.message} ({x.code})"
+        yield ctx.finding(x.level, text, file=x.file, line=x.line)

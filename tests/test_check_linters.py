@@ -45,7 +45,8 @@ def _v5_as_first_written(tmp_path):
     p3.write_text(p3.read_text().replace("[disabled, enabled]", "[ disabled, enabled ]")
                   .replace("[disabled, enabled, busy-poll]", "[ disabled, enabled, busy-poll ]"))
     t = p5.read_text()
-    t = t.replace('+    """Every threaded mode through sysfs, read back per NAPI with napi-get."""\n', "")
+    doc = '+    """Every threaded mode through sysfs, read back per NAPI with napi-get."""\n'
+    t = t.replace(doc, "")
     t = t.replace('encoding="utf-8"', "").replace('"w", )', '"w")').replace("(path, )", "(path)")
     p5.write_text(t.replace("@@ -87,9 +87,69 @@", "@@ -87,9 +87,68 @@"))
     return out
@@ -69,8 +70,9 @@ def test_shellcheck_new_findings_by_level_and_a_moved_one_is_not_new(cli, kernel
     # in_netns.sh has one SC2155 warning before: the patch moves that line,
     # adds another SC2155 (a warning) and an unquoted $NETNS (SC2086, info).
     path = f"{NET}/in_netns.sh"
-    text = edit(kernel_tree, base_commit, path, 'set -e\n\nreadonly NETNS="ns-$(mktemp -u XXXXXX)"\n',
-                'readonly NETNS="ns-$(mktemp -u XXXXXX)"\nset -e\n\n'
+    netns = 'readonly NETNS="ns-$(mktemp -u XXXXXX)"\n'
+    text = edit(kernel_tree, base_commit, path, f"set -e\n\n{netns}",
+                f"{netns}set -e\n\n"
                 'readonly STAMP="$(date +%s)"\necho $NETNS "${STAMP}"\n')
     d, _ = one_patch(kernel_tree, base_commit, tmp_path, {path: text}, "selftests: net: stamp")
     got = check_findings(cli, d, "shellcheck", "--tree", kernel_tree)
