@@ -31,6 +31,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from napipatch.errors import NapipatchError
+from napipatch.fileio import atomic_write
 
 # The linters napipatch runs, pinned where their output changes between
 # releases (pyproject.toml lists the same pins; tests/test_lint_tools.py
@@ -280,7 +281,6 @@ def memo(ctx, kind: str, parts: list[str], compute) -> list[Lint]:
         pass
     got = compute()
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(f".{os.getpid()}.tmp")
-    tmp.write_text(json.dumps([asdict(x) for x in got]))
-    tmp.replace(path)    # atomic: units running side by side never read half a file
+    # atomic: units running side by side never read half a file
+    atomic_write(path, json.dumps([asdict(x) for x in got]))
     return got
