@@ -160,8 +160,8 @@ def _covered_above(ctx, path: str) -> str | None:
 
 def _added_by_series(ctx, path: str, name: str) -> bool:
     """Whether a patch up to this one adds a line naming ``name`` to ``path``."""
-    for mail in ctx.series.patches[:ctx.n]:
-        for pf in parse_diff(mail.diff):
+    for i, mail in enumerate(ctx.series.patches[:ctx.n], 1):
+        for pf in parse_diff(mail.diff, mail.origin or f"patch {i}"):
             if pf.path == path and any(ln.is_added and name in ln.value for h in pf for ln in h):
                 return True
     return False
