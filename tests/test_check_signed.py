@@ -89,7 +89,7 @@ def test_patatt_missing_is_an_environment_error(tmp_path):
     data = json.loads(cp.stdout)
     assert {c["id"]: c["status"] for c in data["checks"]}["signed"] == "error"
     msgs = [f["message"] for f in data["findings"] if f["check"] == "signed"]
-    assert msgs == ["check could not run: patatt: not installed (pip install patatt==0.8.0; "
+    assert msgs == ["could not run: patatt: not installed (pip install patatt==0.8.0; "
                     "scripts/install.sh installs it)"]
 
 
