@@ -33,7 +33,6 @@ Fix:
 
 from __future__ import annotations
 
-import re
 import subprocess
 import tempfile
 
@@ -41,14 +40,8 @@ from napipatch.checks import check
 from napipatch.checks._lint import TIMEOUT, tool
 from napipatch.errors import NapipatchError
 
-_HEADER = re.compile(rb"^X-Developer-Signature:", re.I | re.M)
 # patatt's exit codes: the worst result over the mail's signatures.
 VALID, NOSIG, NOKEY, ERROR, BADSIG = 0, 4, 8, 16, 32
-
-
-def _headers(raw: bytes) -> bytes:
-    end = re.search(rb"\r?\n\r?\n", raw)
-    return raw[: end.start()] if end else raw
 
 
 def validate(raw: bytes) -> tuple[int, str]:
@@ -73,13 +66,12 @@ def validate(raw: bytes) -> tuple[int, str]:
        version=1,
        nipa=("signed",))
 def run(ctx):
-    raw = ctx.mail.raw or ctx.mail.as_format_patch().encode()
-    if not _HEADER.search(_headers(raw)):
+    if not ctx.mail.attestation:
         yield ctx.finding("info", "unsigned: no X-Developer-Signature header (the netdev CI "
                           "posts warning for an unsigned patch)",
                           hint="b4 send signs with a patatt key (patatt genkey) or your PGP key")
         return
-    code, report = validate(raw)
+    code, report = validate(ctx.mail.raw)
     first = report.splitlines()[0] if report else ""
     if code == VALID:
         return
@@ -93,6 +85,7 @@ def run(ctx):
         return
     state = "BADSIG" if code >= BADSIG else "ERROR"
     who = first.split("|", 1)[1].split(",")[0].strip() if "|" in first else ""
-    yield ctx.finding("error", f"signature{' of ' + who if who else ''} does not verify "
+    what = "does not verify" if state == "BADSIG" else "cannot be validated"
+    yield ctx.finding("error", f"signature{' of ' + who if who else ''} {what} "
                       f"({state}; the netdev CI posts fail)", details=report,
                       hint="re-send the mail as signed; nothing may change it after signing")
