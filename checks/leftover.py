@@ -3,14 +3,24 @@
 What it catches:
     A patch that adds a new function and puts calls to it in place of two
     or more copies of its body, while another copy of those statements is
-    still there after the patch, in a file the patch touches or in the
-    same directory. Copies are compared as tree-sitter-c parse trees, up to
-    whitespace, comments, braces around a single statement and the names
-    the code uses for the helper's parameters and locals: the helper's
-    parameters match whatever expression a copy has in their place
-    (``napi_gro_flush(n, !!timeout)`` is a copy of ``napi_gro_flush(napi,
-    flush_old)``). Quiet when the new function replaced fewer than two
-    blocks (new code, not a refactor) or its body is a single call.
+    still there after the patch. All of these must hold:
+
+    - the function is new: the patch adds its definition, and the file had
+      no function of that name before;
+    - the patch removes at least two copies of its body, each in a hunk
+      that adds a call to it (a copy replaced by a call, not code that
+      moved or went away);
+    - the body is a real block, not a line: at least 3 statements
+      (counting those inside an ``if`` or a loop) and 15 tokens;
+    - the copy left behind is where a reviewer would look: in a file the
+      patch touches, or in a .c/.h file of the directory of the helper or
+      of a copy it replaced.
+
+    Copies are compared as tree-sitter-c parse trees, up to whitespace,
+    comments, braces around a single statement and the names the code uses
+    for the helper's parameters and locals: the helper's parameters match
+    whatever expression a copy has in their place (``napi_gro_flush(n,
+    !!timeout)`` is a copy of ``napi_gro_flush(napi, flush_old)``).
 
 Why a reviewer cares:
     A refactor that leaves one copy behind is a bug magnet: the next fix
@@ -31,6 +41,16 @@ Fix:
     Replace the copy with a call to the helper, as the finding's hint
     spells it (``napi_gro_flush_normal(n, !!timeout)``), or say in the
     commit message why that copy must stay open-coded.
+
+Cost:
+    Linear in the diff plus the files it reads. One pass over the added
+    lines finds new function heads and calls; a file is parsed only when
+    it gains a new function (after the patch) or a hunk of it calls one
+    (before). Only helpers that pass every condition above search for
+    copies, and a file is parsed for that only if it contains every
+    function the body calls. Copies are found through the body's anchor
+    (its longest fixed name, see napipatch/kernel/cblocks.py), never by
+    comparing every block with every helper.
 """
 
 from __future__ import annotations
@@ -46,17 +66,29 @@ ID = "leftover"
 SUMMARY = "a new helper replaced 2+ copies of a block but another copy remains"
 SCOPE = "patch"
 NEEDS = "tree"
-VERSION = 1
+VERSION = 2
 
-# An added line that may open a function definition (not a declaration).
+# A body smaller than this is a line, not a block worth a helper: the
+# statements count those nested in if/for/while, tokens leave out comments.
+MIN_STATEMENTS = 3
+MIN_TOKENS = 15
+# Copies the patch must replace with calls before it counts as a refactor.
+MIN_REPLACED = 2
+
+# A line that may open a function definition (not a declaration).
 _HEAD = re.compile(r"^[A-Za-z_][\w\s\*]*?\b(\w+)\s*\([^;]*$")
+_CALL = re.compile(r"\b(\w+)\s*\(")
+# What may stand before a called name on its line without making it a
+# declaration: nothing, an operator or bracket, or a keyword.
+_NOT_A_TYPE = re.compile(r"(^|[^\w\s*]|\b(return|else|do|case|sizeof))\s*$")
 
 
-def _removed(pf) -> set[int]:
-    return {ln.source_line_no for h in pf for ln in h if ln.is_removed}
+def _defined(text: str) -> set[str]:
+    """Names opening a function definition in ``text``, by the same regex as added lines."""
+    return {m.group(1) for ln in text.splitlines() if (m := _HEAD.match(ln))}
 
 
-def _helpers(ctx, pf) -> list[Func]:
+def _new_functions(ctx, pf) -> list[Func]:
     """Functions this file gains in the patch (new name, defined on added lines)."""
     heads = {m.group(1) for h in pf for ln in h
              if ln.is_added and (m := _HEAD.match(ln.value.rstrip("\n")))}
@@ -64,10 +96,9 @@ def _helpers(ctx, pf) -> list[Func]:
         return []
     pre = None if pf.is_added_file else ctx.pre_text(pf.path)
     if pre:
-        # A name already opening a definition before the patch is no new helper;
-        # skipping it here spares parsing big files for every touched function.
-        heads = {h for h in heads
-                 if not re.search(rf"(?m)^[A-Za-z_][^;\n]*\b{h}\s*\([^;]*$", pre)}
+        # A name already opening a definition before the patch is no new
+        # helper; dropping it here spares parsing files whose heads only changed.
+        heads -= _defined(pre)
         if not heads:
             return []
     post = ctx.post_text(pf.path)
@@ -79,25 +110,46 @@ def _helpers(ctx, pf) -> list[Func]:
             and any(f.line <= n <= f.end for n in added)]
 
 
-def _replaced(ctx, tpl: Template) -> list[tuple[str, Copy]]:
-    """Copies of the helper's body in the pre-patch files that the patch removes."""
-    out = []
+def _calls(line: str, names) -> set[str]:
+    """Names of ``names`` that ``line`` calls (not declares)."""
+    return {m.group(1) for m in _CALL.finditer(line)
+            if m.group(1) in names and _NOT_A_TYPE.search(line[:m.start()])}
+
+
+def _replaced(ctx, helpers: dict[str, tuple[str, Func, Template]]) -> dict[str, list]:
+    """{helper: [(file, copy)]}: pre-patch copies a hunk removes while it adds a call."""
+    out: dict[str, list[tuple[str, Copy]]] = {}
     for pf in source_files(ctx.diff):
-        gone = _removed(pf)
-        if not gone or pf.is_added_file:
+        if pf.is_added_file:
             continue
-        pre = ctx.pre_text(pf.source_file.removeprefix("a/"))
-        for c in find(tpl, pre) if pre else []:
-            if any(c.line <= n <= c.end for n in gone):
-                out.append((pf.path, c))
+        gone: dict[int, set[str]] = {}     # removed pre-line -> helpers its hunk calls
+        for h in pf:
+            called = set()
+            for ln in h:
+                if ln.is_added and (names := _calls(ln.value, helpers)):
+                    called |= {n for n in names if not _inside(helpers[n], pf.path,
+                                                               ln.target_line_no)}
+            if called:
+                gone.update({ln.source_line_no: called for ln in h if ln.is_removed})
+        wanted = set().union(*gone.values()) if gone else set()
+        pre = ctx.pre_text(pf.source_file.removeprefix("a/")) if wanted else None
+        for name in sorted(wanted) if pre else []:
+            for c in find(helpers[name][2], pre):
+                if any(name in gone.get(n, ()) for n in range(c.line, c.end + 1)):
+                    out.setdefault(name, []).append((pf.path, c))
     return out
 
 
-def _candidates(ctx) -> list[str]:
-    """Post-patch C files the patch touches, and the C files next to them."""
-    touched = [pf.path for pf in source_files(ctx.diff)]
+def _inside(helper: tuple[str, Func, Template], path: str, line: int) -> bool:
+    """Is post-patch ``path:line`` in the helper's own definition?"""
+    where, f, _ = helper
+    return where == path and f.line <= line <= f.end
+
+
+def _candidates(ctx, touched: list[str], near: list[str]) -> list[str]:
+    """The files the patch touches, then the other C files of the directories ``near``."""
     files = dict.fromkeys(touched)
-    for d in sorted({posixpath.dirname(p) for p in touched}):
+    for d in sorted({posixpath.dirname(p) for p in near}):
         listing = gitutil.out(ctx.tree.repo, "ls-tree", "--name-only", ctx.post,
                               f"{d}/" if d else ".", check=False)
         files.update(dict.fromkeys(p for p in listing.splitlines() if p.endswith((".c", ".h"))))
@@ -117,20 +169,29 @@ def _report(ctx, helper_file: str, f: Func, tpl: Template, replaced, path: str, 
         details=f"{f.name}() is defined at {helper_file}:{f.line}; copies it replaced:\n{was}")
 
 
+def _helpers(ctx) -> dict[str, tuple[str, Func, Template]]:
+    """New functions whose body is big enough to be worth finding: {name: (file, f, tpl)}."""
+    out = {}
+    for pf in source_files(ctx.diff):
+        for f in _new_functions(ctx, pf):
+            tpl = template(f)
+            if tpl.size >= MIN_STATEMENTS and tpl.tokens >= MIN_TOKENS and tpl.anchor:
+                out.setdefault(f.name, (pf.path, f, tpl))
+    return out
+
+
 def run(ctx):
-    helpers = [(pf.path, f) for pf in source_files(ctx.diff) for f in _helpers(ctx, pf)]
-    files: list[str] | None = None
-    for helper_file, f in helpers:
-        tpl = template(f)
-        if not tpl.stmts or tpl.single_call():
-            continue
-        replaced = _replaced(ctx, tpl)
-        if len(replaced) < 2:
-            continue
-        files = _candidates(ctx) if files is None else files
-        for path in files:
+    helpers = _helpers(ctx)
+    replaced = {n: r for n, r in _replaced(ctx, helpers).items() if len(r) >= MIN_REPLACED}
+    touched = [pf.path for pf in source_files(ctx.diff)]
+    seen: set[tuple[str, int, int]] = set()
+    for name, copies in replaced.items():
+        helper_file, f, tpl = helpers[name]
+        near = [helper_file] + [p for p, _ in copies]
+        for path in _candidates(ctx, touched, near):
             text = ctx.post_text(path)
             for c in find(tpl, text) if text else []:
-                if path == helper_file and f.line <= c.line <= f.end:
-                    continue    # the helper's own body
-                yield _report(ctx, helper_file, f, tpl, replaced, path, c)
+                if _inside(helpers[name], path, c.line) or (path, c.line, c.end) in seen:
+                    continue    # the helper's own body, or a copy another helper named
+                seen.add((path, c.line, c.end))
+                yield _report(ctx, helper_file, f, tpl, copies, path, c)
