@@ -7,7 +7,12 @@ What it catches:
     a removal), every call site in the tree after the patch (``drivers/``,
     ``net/``, ``tools/testing/`` ...), found with ``git grep -w`` (of the
     base once, then of the files the series changed: ``napipatch.treegrep``)
-    and read with a real C parse (tree-sitter), is checked:
+    and read with a real C parse (tree-sitter), is checked. A function
+    declared in a driver's own header (not under an ``include/``
+    directory) is looked for only where that header is seen: its
+    directory and below, and files including it by a relative path
+    (drivers each have their own ``rd32()``; renaming idpf's breaks
+    nothing in igb):
 
     - error: a caller passing the wrong number of arguments, or still
       calling (or referencing) a removed or renamed function;
@@ -39,6 +44,8 @@ Fix:
 
 from __future__ import annotations
 
+import posixpath
+import re
 from dataclasses import dataclass, field
 
 from napipatch.kernel.cparse_calls import (
@@ -54,7 +61,7 @@ ID = "callsites"
 SUMMARY = "callers of functions whose prototype changes (count, types, rename, removal)"
 SCOPE = "patch"
 NEEDS = "tree"
-VERSION = 1
+VERSION = 2
 
 
 @dataclass
@@ -172,6 +179,27 @@ def _foreign(path: str, header: str) -> bool:
             and not header.startswith("tools/"))
 
 
+_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*"([^"]+)"', re.M)
+
+
+def _sees(path: str, text: str, header: str) -> bool:
+    """Can ``path`` see what ``header`` declares?
+
+    A header under an ``include/`` directory: every file. A driver's own
+    header (``drivers/net/ethernet/intel/idpf/idpf_mem.h``): the files of its
+    directory and below, and the files that include it by a relative path.
+    Drivers have their own ``rd32()`` macros; renaming idpf's is not a
+    build break in igb, which calls its own.
+    """
+    if header.startswith("include/") or "/include/" in header:
+        return True
+    if path == header or path.startswith(posixpath.dirname(header) + "/"):
+        return True
+    here = posixpath.dirname(path)
+    return any(posixpath.normpath(posixpath.join(here, m)) == header
+               for m in _INCLUDE.findall(text))
+
+
 def _call_text(o: Occurrence) -> str:
     args = ", ".join(" ".join(a.split()) for a in o.args)
     return f"{o.name}({args})"
@@ -199,8 +227,10 @@ def run(ctx):
     occ: dict[str, list[Occurrence]] = {}
     for path in sorted(files):
         text = ctx.post_text(path)
-        if text is not None:
-            occ[path] = occurrences(text, names)
+        seen = {n for c in changes if _sees(path, text, c.header)
+                for n in (c.name, c.new_name) if n} if text is not None else set()
+        if seen:
+            occ[path] = occurrences(text, seen)
 
     headers = {_path(pf.target_file) for pf in ctx.diff if pf.target_file.endswith(".h")}
     findings = []
