@@ -182,7 +182,7 @@ def _foreign(path: str, header: str) -> bool:
 _INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*"([^"]+)"', re.M)
 
 
-def _sees(path: str, text: str, header: str) -> bool:
+def _sees(path: str, text: str, header: str, includes: list[str]) -> bool:
     """Can ``path`` see what ``header`` declares?
 
     A header under an ``include/`` directory: every file. A driver's own
@@ -195,9 +195,11 @@ def _sees(path: str, text: str, header: str) -> bool:
         return True
     if path == header or path.startswith(posixpath.dirname(header) + "/"):
         return True
-    here = posixpath.dirname(path)
-    return any(posixpath.normpath(posixpath.join(here, m)) == header
-               for m in _INCLUDE.findall(text))
+    if not includes:
+        here = posixpath.dirname(path)
+        includes += [posixpath.normpath(posixpath.join(here, m)) for m in _INCLUDE.findall(text)]
+        includes.append("")     # read, even when there are none
+    return header in includes
 
 
 def _call_text(o: Occurrence) -> str:
@@ -227,7 +229,8 @@ def run(ctx):
     occ: dict[str, list[Occurrence]] = {}
     for path in sorted(files):
         text = ctx.post_text(path)
-        seen = {n for c in changes if _sees(path, text, c.header)
+        includes: list[str] = []     # read once per file, only if a driver header asks
+        seen = {n for c in changes if _sees(path, text, c.header, includes)
                 for n in (c.name, c.new_name) if n} if text is not None else set()
         if seen:
             occ[path] = occurrences(text, seen)
