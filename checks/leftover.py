@@ -45,14 +45,16 @@ Fix:
 Cost:
     Linear in the diff plus the files it reads. A first pass over the
     diff counts the names called on added lines of hunks that also remove
-    code; only a new function called there at least twice is parsed (its
-    file after the patch), and only the files whose hunks call it are
-    parsed before the patch. A helper that passes every condition above
-    then reads the candidate files, parsing one only if it contains every
-    function the body calls; copies are found through the body's anchor
-    (its longest fixed name, see napipatch/kernel/cblocks.py), never by
-    comparing every block with every helper. On six patches of upstream
-    changes (82,000 lines, 365 files) nothing is parsed at all.
+    code; a new function called there fewer than twice is never parsed,
+    and one that is gets cut out of its file at its closing brace and
+    parsed alone. A file before the patch is parsed only where a hunk
+    calls such a helper (to find the copies it replaced), and candidate
+    files only for a helper that passed every condition above, and only
+    if they contain every function its body calls. Copies are found
+    through the body's anchor (its longest fixed name, see
+    napipatch/kernel/cblocks.py), never by comparing every block with
+    every helper. Six patches of upstream changes (82,000 lines, 365
+    files) take 3.7 s of CPU, most of it starting up and applying them.
 """
 
 from __future__ import annotations
