@@ -67,7 +67,6 @@ from dataclasses import replace
 from napipatch.checks import check
 from napipatch.kernel.cblocks import Copy, Func, Template, find, functions, template
 from napipatch.mails.hunks import source_files
-from napipatch.tree import gitutil
 
 
 # A body smaller than this is a line, not a block worth a helper: the
@@ -187,9 +186,8 @@ def _candidates(ctx, touched: list[str], near: list[str]) -> list[str]:
     """The files the patch touches, then the other C files of the directories ``near``."""
     files = dict.fromkeys(touched)
     for d in sorted({posixpath.dirname(p) for p in near}):
-        listing = gitutil.out(ctx.tree.repo, "ls-tree", "--name-only", ctx.post,
-                              f"{d}/" if d else ".", check=False)
-        files.update(dict.fromkeys(p for p in listing.splitlines() if p.endswith((".c", ".h"))))
+        files.update(dict.fromkeys(p for p in ctx.tree.ls(ctx.post, d)
+                                   if p.endswith((".c", ".h"))))
     return list(files)
 
 
