@@ -72,6 +72,19 @@ def test_only_the_list_is_a_fail(cli, kernel_tree, base_commit, tmp_path):
     assert got[0]["message"].startswith("4 maintainer(s) not CCed: ")
 
 
+def test_an_imported_posted_series_is_judged_by_its_headers(cli, kernel_tree, base_commit,
+                                                            tmp_path):
+    """Mails that went to the list only (as the bot saw them), imported into
+    the store as the bot's reproduce commands do: the same fail the bot
+    gives, not what send would have done."""
+    c = _commit(kernel_tree, base_commit, "net: gro_cells: add a comment\n\nWhy.\n")
+    d = _mails(kernel_tree, base_commit, c, tmp_path, "p", *_to("netdev@vger.kernel.org"))
+    cli("series", "import", d, "--name", "posted", check=0)
+    got = check_findings(cli, "posted", "cc-maintainers", "--tree", kernel_tree)
+    assert [f["severity"] for f in got] == ["error"], got
+    assert got[0]["message"].startswith("4 maintainer(s) not CCed: ")
+
+
 def test_a_mailmap_alias_counts(cli, kernel_tree, base_commit, tmp_path):
     # NIPA accepts an address a .mailmap line names beside the wanted one.
     base = commit_files(kernel_tree, base_commit, {".mailmap": (

@@ -204,6 +204,11 @@ class PatchMail:
             f"Date: {self.date}",
             f"Subject: {self.subject.raw}",
         ]
+        # Where it was sent is part of the mail (cc-maintainers judges it);
+        # folded or hostile values are made one line, never new headers.
+        for name, value in (("To", self.to), ("Cc", self.cc)):
+            if value.strip():
+                hdr.append(f"{name}: {' '.join(value.split())}")
         if self.msgid:
             hdr.append(f"Message-ID: <{self.msgid}>")
         if self.in_reply_to:
