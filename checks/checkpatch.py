@@ -6,7 +6,8 @@ What it catches:
     when Debian's codespell dictionary is installed) and its ignore list
     (``napipatch.checkpatch-ignore``). Each message becomes a finding at
     its file and post-patch line; ERROR is an error, WARNING a warning,
-    CHECK an info.
+    CHECK an info. In the NIPA forecast a CHECK is a warning, as NIPA
+    posts it (success only at 0 errors, 0 warnings, 0 checks).
 
 Why a reviewer cares:
     netdev reviewers expect a checkpatch-clean series and the netdev CI
@@ -34,6 +35,8 @@ from pathlib import Path
 _HEAD = re.compile(r"^(ERROR|WARNING|CHECK):([A-Z0-9_]+): (.*)$")
 _WHERE = re.compile(r"^#\d+: FILE: (.+?):(\d+):")
 _SEV = {"ERROR": "error", "WARNING": "warning", "CHECK": "info"}
+# NIPA's checkpatch test is a warning at 0 errors with warnings or checks.
+_NIPA = {"ERROR": "fail", "WARNING": "warning", "CHECK": "warning"}
 CODESPELL = Path("/usr/share/codespell/dictionary.txt")
 
 
@@ -43,7 +46,8 @@ def parse(output: str) -> list[dict]:
     for line in output.splitlines():
         m = _HEAD.match(line)
         if m:
-            cur = {"severity": _SEV[m.group(1)], "type": m.group(2), "message": m.group(3),
+            cur = {"severity": _SEV[m.group(1)], "nipa": _NIPA[m.group(1)],
+                   "type": m.group(2), "message": m.group(3),
                    "file": None, "line": None, "excerpt": []}
             out.append(cur)
             continue
@@ -63,11 +67,13 @@ def parse(output: str) -> list[dict]:
        summary="scripts/checkpatch.pl --strict with the netdev CI's ignore list",
        scope="patch",
        needs="scripts",
-       version=1)
+       version=1,
+       nipa=("checkpatch",))
 def run(ctx):
     script = ctx.tree.scripts / "scripts" / "checkpatch.pl"
     if not script.is_file():
-        yield ctx.finding("info", "the tree has no scripts/checkpatch.pl")
+        yield ctx.finding("info", "the tree has no scripts/checkpatch.pl",
+                          nipa={"checkpatch": "unknown"})
         return
     args = ["perl", str(script), "--no-tree", "--strict", "--show-types", "--color=never",
             "--max-line-length=80", "--ignore", ctx.config.checkpatch_ignore, "-"]
@@ -80,4 +86,5 @@ def run(ctx):
     for item in parse(cp.stdout):
         yield ctx.finding(item["severity"], f"{item['type']}: {item['message']}",
                           file=item["file"], line=item["line"],
-                          details="\n".join(item["excerpt"]))
+                          details="\n".join(item["excerpt"]),
+                          nipa={"checkpatch": item["nipa"]})
