@@ -58,7 +58,7 @@ def _series_whats(ctx) -> list[What]:
     """What: lines any patch of the series adds or shows under Documentation/ABI."""
     out: list[What] = []
     for mail in ctx.series.patches:
-        diff = ctx.diff if mail is ctx.mail else parse_diff(mail.diff)
+        diff = ctx.diff if mail is ctx.mail else parse_diff(mail.diff, mail.origin)
         for pf in diff:
             if not pf.path.startswith(ABI_DIR) or pf.is_removed_file:
                 continue

@@ -123,3 +123,20 @@ def test_an_infrastructure_failure_of_a_job_is_no_result_not_a_pass():
     assert "NOT CHECKED: remote/idpf could not run" in text
     assert "1 of 2 checks completed; 1 could not run: remote/idpf" in text
     assert "infrastructure failure after 3 tries" in text
+
+
+def test_an_unreadable_diff_is_said_once_and_is_never_clean(cli, tmp_path):
+    """A hunk cut short: every check that reads the diff could not run; the
+    reason is one line naming the mail, and the exit is 2, not 1."""
+    bad = tmp_path / "cut.mbox"
+    bad.write_text(V4.read_text().replace("@@ -280,6 +280,14 @@ attribute-sets:",
+                                          "@@ -280,6 +280,40 @@ attribute-sets:", 1))
+    cp = cli("check", bad, "--only", "split,subject,kdoc,cachelines", "--format", "json")
+    assert cp.returncode == 2, cp.stderr
+    data = json.loads(cp.stdout)
+    said = [f for f in data["findings"] if "the diff cannot be parsed" in f["message"]]
+    assert len(said) == 1 and said[0]["patch"] == 1
+    assert said[0]["message"] == (f"could not run: {bad} message 2: the diff cannot be parsed: "
+                                  "Hunk diff line expected: @@ -691,6 +699,7 @@ operations:")
+    status = {c["id"]: c["status"] for c in data["checks"]}
+    assert status == {"cachelines": "error", "kdoc": "error", "split": "error", "subject": "warn"}

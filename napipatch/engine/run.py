@@ -183,7 +183,7 @@ def outcome_of(unit: Unit, ended: Ended, budget: float) -> Outcome:
         # but no result either.
         return Outcome("error", [Finding(
             check=unit.check.id, severity=Severity.WARNING, patch=n,
-            message=f"check could not run: {ended.error}",
+            message=f"could not run: {ended.error}",
             hint="fix the environment (the line says what is missing) and check again")],
             False, ended.seconds, ended.error)
     what = "crashed" if ended.how == "raised" else "died"
@@ -283,12 +283,13 @@ def run_checks(series: Series, config: Config, tree: Path | None = None,
         finally:
             if view:
                 view.close()
+    said: set[tuple[int, str]] = set()
     for check in checks:
         mine = [o for u, o in zip(units, outcomes) if u.check is check]
         result = result_of(check, mine)
         if check.nipa_needs_tree and view is None:
             result.nipa_unknown = "needs --tree"  # for NIPA's rule
-        report.add(result, unique([f for o in mine for f in o.findings]))
+        report.add(result, unique(_once(mine, said)))
         if progress:
             progress(result)
     for b in ([] if only else load().broken):
@@ -303,6 +304,21 @@ def coverage(checks) -> dict[str, list[str]]:
     for c in checks:
         for name in c.nipa:
             out.setdefault(name, []).append(c.id)
+    return out
+
+
+def _once(outcomes: list[Outcome], said: set[tuple[int, str]]) -> list[Finding]:
+    """The findings of ``outcomes``, where a reason several checks could not
+    run for (one unreadable diff stops every check that reads it) is said
+    once, by the first of them; each check's status still names it."""
+    out = []
+    for o in outcomes:
+        for f in o.findings:
+            if o.state == "error":
+                if (f.patch, f.message) in said:
+                    continue
+                said.add((f.patch, f.message))
+            out.append(f)
     return out
 
 

@@ -130,7 +130,8 @@ def _tree_selection(report: Report) -> Cell:
                            "applies there, else net-next)")
 
 
-def cell(report: Report, ctx: Context, n: int, files: Files, stopped: bool) -> Cell | None:
+def cell(report: Report, ctx: Context, n: int, files: Files | None,
+         stopped: bool) -> Cell | None:
     """The forecast of ``ctx`` on patch ``n``; None when NIPA posts nothing."""
     if ctx.name == "apply":
         return _apply_cell(report, ctx, n)
@@ -138,7 +139,7 @@ def cell(report: Report, ctx: Context, n: int, files: Files, stopped: bool) -> C
         return _tree_selection(report)
     if stopped:
         return Cell("unknown", "not posted: NIPA stops when the series does not apply")
-    skip = ctx.skip(files) if ctx.skip else ""
+    skip = ctx.skip(files) if ctx.skip and files is not None else ""
     if skip:
         return Cell("success", skip)
     got = _from_checks(report, ctx, n)

@@ -24,7 +24,7 @@ import re
 from dataclasses import dataclass
 from typing import Callable
 
-from napipatch.mails.hunks import parse_diff
+from napipatch.mails.hunks import UnparsableDiff, parse_diff
 from napipatch.mails.mail import PatchMail
 
 # A forecast cell's state: NIPA's three, and "unknown" where napipatch
@@ -39,10 +39,15 @@ _DTS_ARCHES = ("arc", "arm", "arm64", "csky", "loongarch", "microblaze", "mips",
 Files = list[tuple[str, str]]  # (path, A|M|D|R) of one patch
 
 
-def touched(mail: PatchMail) -> Files:
-    """The files a patch changes, with git's status letter."""
+def touched(mail: PatchMail) -> Files | None:
+    """The files a patch changes, with git's status letter; None when its
+    diff cannot be read (then no "NIPA skips it" is forecast)."""
+    try:
+        diff = parse_diff(mail.diff)
+    except UnparsableDiff:
+        return None
     out = []
-    for pf in parse_diff(mail.diff):
+    for pf in diff:
         status = "A" if pf.is_added_file else "D" if pf.is_removed_file else \
             "R" if pf.is_rename else "M"
         out.append((pf.path, status))
