@@ -8,7 +8,7 @@ import json
 import subprocess
 
 import pytest
-from conftest import LORE, commit_files, edit, format_patch, git, small_repo
+from conftest import LORE, ROOT, commit_files, edit, format_patch, git, small_repo
 
 from napipatch.mails.mail import read_mbox
 from napipatch.mails.series import assemble
@@ -219,3 +219,29 @@ def test_a_checkpatch_check_is_an_info_here_and_a_warning_on_patchwork(cli, kern
     assert row["kdoc"] == {"state": "success", "description": "no findings (kdoc)"}
     text_out = cli("check", d, "--tree", kernel_tree, "--only", "checkpatch,kdoc").stdout
     assert f"  w  checkpatch: 1 warning: {path}:{line}: [checkpatch] SPACING" in text_out
+
+
+def test_the_docs_table_is_the_generated_one(cli):
+    """docs/nipa.md holds `napipatch checks nipa --format markdown` verbatim."""
+    doc = (ROOT / "docs" / "nipa.md").read_text()
+    start, end = "<!-- napipatch checks nipa --format markdown -->\n", \
+        "<!-- end of the generated table -->"
+    have = doc[doc.index(start) + len(start):doc.index(end)]
+    made = cli("checks", "nipa", "--format", "markdown", check=0).stdout
+    assert have == made, "docs/nipa.md: paste `napipatch checks nipa --format markdown` " \
+        "between its markers"
+    for ctx in CONTEXTS:
+        assert f"| `{ctx.name}` |" in made
+    text = cli("checks", "nipa", check=0).stdout
+    assert text.splitlines()[0].split() == ["apply", "series", "apply"]
+    assert cli("checks", "nipa", "--format", "html").stderr == \
+        "napipatch: error: html: unknown format (text, markdown)\n"
+
+
+def test_a_context_says_why_it_is_not_covered_only_when_no_check_covers_it():
+    from napipatch.engine import registry
+    covered = {n for c in registry.load().checks.values() for n in c.nipa}
+    noted = {c.name for c in CONTEXTS if c.note or c.answered}
+    assert not covered & noted, f"contexts a check covers that still say why none does: " \
+        f"{sorted(covered & noted)} (napipatch/report/nipa.py)"
+    assert {"apply", "checkpatch", "kdoc", "ynl"} <= covered
