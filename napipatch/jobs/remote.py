@@ -31,6 +31,7 @@ import time
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
+from napipatch import fileio
 from napipatch.errors import NapipatchError
 from napipatch.jobs import boot as bootmod
 from napipatch.jobs import initramfs, targets
@@ -208,7 +209,7 @@ class RemoteJob:
             out = cp.stdout.replace("\r\n", "\n")
             log = self.cache / "remote-logs" / f"{time.strftime('%Y%m%d-%H%M%S')}-{self.target}.log"
             log.parent.mkdir(parents=True, exist_ok=True)
-            log.write_text(out + cp.stderr)
+            fileio.atomic_write(log, out + cp.stderr)
             tests = bootmod.parse_tap(out)
             m = re.search(initramfs.END + r" rc=(\d+)", out)
             res = bootmod.BootResult(kernel=kernel, console=out, console_log=log,

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import posixpath
 import re
-import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from napipatch import fileio
 from napipatch.jobs import tap
 from napipatch.tree import gitutil
 from napipatch.tree.export import MARKER, export_paths, is_exported
@@ -77,10 +77,11 @@ def export_tools(repo: Path, commit: str, dest_root: Path) -> Path:
 def _prune(root: Path) -> None:
     if not root.is_dir():
         return
-    done = sorted((d for d in root.iterdir() if is_exported(d)),
+    # Dot names are exports under way (export.py's temporary directories).
+    done = sorted((d for d in root.iterdir() if not d.name.startswith(".") and is_exported(d)),
                   key=lambda d: (d / MARKER).stat().st_mtime, reverse=True)
     for d in done[KEEP - 1:]:
-        shutil.rmtree(d, ignore_errors=True)
+        fileio.discard_dir(d)  # renamed away whole first: never half-deleted under its name
 
 
 def test_progs(makefile: str) -> list[str]:

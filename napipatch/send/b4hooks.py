@@ -19,6 +19,7 @@ import shlex
 import sys
 from pathlib import Path
 
+from napipatch import fileio
 from napipatch.errors import NapipatchError
 from napipatch.tree import gitutil
 
@@ -65,24 +66,29 @@ def _ours(value: str) -> bool:
 
 
 def _save(saved: Path, before: dict[str, list[str]]) -> None:
-    """Keep what the repository had before napipatch's first install; a key
-    an older napipatch did not set is added with its value now."""
-    if saved.exists():
-        try:
-            kept = json.loads(saved.read_text())
-        except ValueError as exc:
-            raise NapipatchError(saved, f"not JSON ({exc})") from None
-        missing = {k: [v for v in vs if not _ours(v)] for k, vs in before.items() if k not in kept}
-        if not missing:
-            return
-        before = {**kept, **missing}
-    saved.write_text(json.dumps(before, indent=1) + "\n")
+    """Keep what the repository had before napipatch's first install (never
+    overwritten); a key an older napipatch did not set is added with its
+    value now. Called under the install lock."""
+    if fileio.write_new(saved, json.dumps(before, indent=1) + "\n"):
+        return
+    try:
+        kept = json.loads(saved.read_text())
+    except ValueError as exc:
+        raise NapipatchError(saved, f"not JSON ({exc})") from None
+    missing = {k: [v for v in vs if not _ours(v)] for k, vs in before.items() if k not in kept}
+    if missing:
+        fileio.atomic_write(saved, json.dumps({**kept, **missing}, indent=1) + "\n")
 
 
 def install(repo: Path) -> list[str]:
     """Add napipatch to b4's keys; the first install saves what was there."""
     top = _top(repo)
     saved = _saved_file(top)
+    with fileio.locked(_lock(saved)):
+        return _install(top, saved)
+
+
+def _install(top: Path, saved: Path) -> list[str]:
     before = {k: _values(top, k) for k in KEYS}
     _save(saved, before)
     checkpatch = top / "scripts" / "checkpatch.pl"
@@ -100,13 +106,19 @@ def uninstall(repo: Path) -> list[str]:
     """Put back the values the first install saved, exactly."""
     top = _top(repo)
     saved = _saved_file(top)
-    if not saved.exists():
-        return [f"{top}: b4 check commands: not installed"]
-    try:
-        before = json.loads(saved.read_text())
-    except ValueError as exc:
-        raise NapipatchError(saved, f"not JSON ({exc})") from None
-    for key in KEYS:
-        _set(top, key, list(before.get(key, [])))
-    saved.unlink()
+    with fileio.locked(_lock(saved)):
+        if not saved.exists():
+            return [f"{top}: b4 check commands: not installed"]
+        try:
+            before = json.loads(saved.read_text())
+        except ValueError as exc:
+            raise NapipatchError(saved, f"not JSON ({exc})") from None
+        for key in KEYS:
+            _set(top, key, list(before.get(key, [])))
+        saved.unlink()
     return [f"{top}: {key} restored ({len(before.get(key, []))} value(s))" for key in KEYS]
+
+
+def _lock(saved: Path) -> Path:
+    """Install and uninstall run one at a time: each rewrites every key."""
+    return saved.with_name(f".{SAVED}.lock")

@@ -26,13 +26,13 @@ from __future__ import annotations
 
 import os
 import re
-import secrets
 import shutil
 import sys
 import tempfile
 import time
 from pathlib import Path
 
+from napipatch import fileio
 from napipatch.config import Config
 from napipatch.engine.registry import discover, select
 from napipatch.engine.run import run_checks
@@ -175,15 +175,15 @@ class RunState:
             except OSError:
                 continue
             if old or not _alive(d.name):
-                shutil.rmtree(d, ignore_errors=True)
+                fileio.discard_dir(d)  # another run's hook may be pruning it too
         return cls(root, key)
 
     def add(self, name: str, data: bytes) -> None:
+        """Keep one message: the next free ``NNNN-name``, written whole."""
         self.dir.mkdir(parents=True, exist_ok=True)
-        n = len(list(self.dir.iterdir()))
-        tmp = self.dir / f".{secrets.token_hex(4)}"
-        tmp.write_bytes(data)
-        tmp.replace(self.dir / f"{n:04d}-{name}")
+        n = sum(1 for p in self.dir.iterdir() if not p.name.startswith("."))
+        while not fileio.write_new(self.dir / f"{n:04d}-{name}", data):
+            n += 1
 
     def mails(self) -> list[PatchMail]:
         out: list[PatchMail] = []

@@ -177,19 +177,19 @@ class SendFailed(NapipatchError):
 
 
 def _record(store: Store, name: str, vkey: str, o: Outcome) -> None:
-    rec = store.record(name)
-    info = rec.setdefault("versions", {}).setdefault(vkey, {})
-    if o.cover_id:
-        info["cover-message-id"] = o.cover_id
-        info["lore"] = LORE_LINK.format(msgid=o.cover_id)
-    else:
-        info["lore"] = LORE_LINK.format(msgid=o.patch_ids[0])
-    info["message-ids"] = o.patch_ids
-    info["sent"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-    info["sent-to"] = o.to
-    if o.cc:
-        info["sent-cc"] = o.cc
-    store.write_record(name, rec)
+    # Re-read under the lock: an import may have added a version since.
+    with store.updating(name) as rec:
+        info = rec.setdefault("versions", {}).setdefault(vkey, {})
+        if o.cover_id:
+            info["cover-message-id"] = o.cover_id
+            info["lore"] = LORE_LINK.format(msgid=o.cover_id)
+        else:
+            info["lore"] = LORE_LINK.format(msgid=o.patch_ids[0])
+        info["message-ids"] = o.patch_ids
+        info["sent"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        info["sent-to"] = o.to
+        if o.cc:
+            info["sent-cc"] = o.cc
 
 
 def _tag(repo: Path | None, series) -> str:
