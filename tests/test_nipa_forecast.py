@@ -245,3 +245,18 @@ def test_a_context_says_why_it_is_not_covered_only_when_no_check_covers_it():
     assert not covered & noted, f"contexts a check covers that still say why none does: " \
         f"{sorted(covered & noted)} (napipatch/report/nipa.py)"
     assert {"apply", "checkpatch", "kdoc", "ynl"} <= covered
+
+
+def test_no_skip_is_forecast_for_a_patch_whose_diff_cannot_be_read(tmp_path):
+    """NIPA's "no .py touched, skip" needs the list of touched files."""
+    text = V4.read_text()
+    hunk = text.index("\n@@ ", text.index("diff --git"))
+    cut = text.index("\n", hunk + 1)
+    lines = text[cut:].split("\n")
+    bad = tmp_path / "bad.mbox"
+    bad.write_text(text[:cut] + "\n".join(lines[6:]))  # a hunk cut short
+    series = assemble(read_mbox(bad), "bad")
+    fc = forecast(Report(series=series, tree=None, base=None, base_why="no tree"))
+    assert fc[0]["pylint"].state == "unknown"
+    assert fc[1]["pylint"] == fc[2]["pylint"]
+    assert fc[1]["dt_binding_check"].state == "success"
