@@ -3,7 +3,7 @@
 Every format but terse carries the NIPA forecast (``report.forecast``).
 
 All text goes through templates/; the JSON schema is documented in
-README.md ("JSON report") and kept stable.
+docs/json-report.md and kept stable.
 """
 
 from __future__ import annotations
