@@ -260,3 +260,23 @@ def test_no_skip_is_forecast_for_a_patch_whose_diff_cannot_be_read(tmp_path):
     assert fc[0]["pylint"].state == "unknown"
     assert fc[1]["pylint"] == fc[2]["pylint"]
     assert fc[1]["dt_binding_check"].state == "success"
+
+
+def test_napipatch_only_rules_do_not_colour_the_forecast(cli, tmp_path):
+    """A placeholder cover letter is napipatch's error, not NIPA's: its
+    series_format posts success; a missing sign-off fails both."""
+    repo, base, d = _two_patches(tmp_path)
+    cover = next(d.glob("0000-*"))
+    cover.write_text(cover.read_text().replace("net: x: two changes", "*** SUBJECT HERE ***"))
+    second = sorted(d.glob("0002-*"))[0]
+    second.write_text(second.read_text().replace("Signed-off-by: T <t@example.org>\n", ""))
+    cp = cli("check", d, "--only", "series-format,signoff", "--format", "json")
+    data = json.loads(cp.stdout)
+    assert cp.returncode == 1
+    assert {(f["check"], f["severity"]) for f in data["findings"]} == {
+        ("series-format", "error"), ("signoff", "error")}
+    cells = _nipa(data)
+    assert [c["series_format"]["state"] for c in cells] == ["success", "success"]
+    assert [c["verify_signedoff"]["state"] for c in cells] == ["success", "fail"]
+    assert cells[1]["verify_signedoff"]["description"] == \
+        "1 fail: [signoff] no Signed-off-by"
