@@ -220,7 +220,9 @@ def test_b4_prep_check_never_passes_a_patch_whose_checks_gave_no_result(cli, tmp
     out = cp.stdout + cp.stderr
     assert "python: ERROR: [signoff] timed out: ran past 1e-06 s; this patch is not fully " \
         "checked" in out, out
-    assert "Error: 1" in out
+    # one error line a check that timed out (however many checks there are)
+    errors = re.search(r"Error: (\d+)", out)
+    assert errors and int(errors.group(1)) >= 1, out
 
 
 MID = "20250321021517.0-skhawaja@reconstructed.invalid"
