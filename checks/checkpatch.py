@@ -70,6 +70,27 @@ def codespell_dictionary() -> Path | None:
     return None
 
 
+# A misspelling checkpatch can report is a whole run of these characters:
+# its regex is (?:^|[^\w\-'`])(typo|typo|...)(?:[^\w\-'`]|$), case-blind.
+_TOKEN = re.compile(r"[\w\-'`]+")
+
+
+def trimmed_dictionary(words: Path, text: str, dest: Path) -> Path:
+    """The entries of codespell's dictionary that can match in ``text``.
+
+    checkpatch joins the whole dictionary (37,000 entries on Debian 12)
+    into one alternation it tries on every line: 1.4 s of CPU a patch. Only
+    an entry whose misspelling is a whole token of the patch can match, so
+    the others are left out; what checkpatch reports is the same.
+    """
+    tokens = {t.lower() for t in _TOKEN.findall(text)}
+    keep = [line for line in words.read_text(errors="replace").splitlines()
+            if (key := line.split("->", 1)[0].strip()).lower() in tokens
+            or not _TOKEN.fullmatch(key)]
+    dest.write_text("\n".join(keep) + "\n")
+    return dest
+
+
 def parse(output: str) -> list[dict]:
     """checkpatch's verbose output -> [{type, severity, message, file, line, excerpt}]."""
     out, cur = [], None
@@ -111,9 +132,8 @@ def run(ctx):
     # The dictionary's presence is an input: a result cached without it
     # is not reused once codespell is installed, nor the other way round.
     stamp = ctx.tree.host_file(words or CODESPELL[0])
-    if words is not None and stamp is not None:
-        args += ["--codespell", "--codespellfile", str(words)]
-    else:
+    use_words = words is not None and stamp is not None
+    if not use_words and ctx.n == 1:
         # About the machine, so the series' (said once); NIPA's state for
         # checkpatch is not known without the spelling it checks.
         yield ctx.finding("warning", "no codespell dictionary on this machine: checkpatch ran "
@@ -121,10 +141,13 @@ def run(ctx):
                           "checkpatch reports were not looked for",
                           hint="apt-get install codespell (scripts/install.sh does)", patch=0,
                           nipa={"checkpatch": "unknown"})
-    args.append("-")
+    patch = ctx.mail.as_format_patch()
     # A neutral cwd: checkpatch looks at git and config files around it.
     with tempfile.TemporaryDirectory(prefix="napipatch-cp-") as td:
-        cp = subprocess.run(args, input=ctx.mail.as_format_patch(), capture_output=True,
+        if use_words:
+            mine = trimmed_dictionary(words, patch, Path(td) / "dictionary.txt")
+            args += ["--codespell", "--codespellfile", str(mine)]
+        cp = subprocess.run(args + ["-"], input=patch, capture_output=True,
                             text=True, cwd=td, timeout=300, errors="replace")
     for item in parse(cp.stdout):
         yield ctx.finding(item["severity"], f"{item['type']}: {item['message']}",

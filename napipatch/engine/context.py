@@ -168,10 +168,10 @@ class TreeView:
                            check=False).returncode == 0
 
     def ls(self, rev: str, directory: str) -> list[str]:
-        """Paths of the files directly in ``directory`` at ``rev``."""
-        listing = gitutil.out(self.repo, "ls-tree", "--name-only", rev, "--",
-                              directory.rstrip("/") + "/")
-        return [p for p in listing.splitlines() if p]
+        """Paths of the files directly in ``directory`` at ``rev`` ("" the top)."""
+        where = directory.rstrip("/") + "/" if directory.strip("/") else "."
+        cp = gitutil.git(self.repo, "ls-tree", "--name-only", rev, "--", where, check=False)
+        return [p for p in cp.stdout.splitlines() if p] if cp.returncode == 0 else []
 
     def text(self, rev: str | None, path: str) -> str | None:
         return None if rev is None else self.reader.text(rev, path)
