@@ -95,6 +95,10 @@ def test_without_a_dictionary_checkpatch_says_so_once(kernel_tree, base_commit, 
                                use_cache=False)
     assert [(f.severity.value, f.patch, f.message.split(":")[0]) for f in report.findings] == \
         [("warning", 0, "no codespell dictionary on this machine")]
+    # NIPA's checkpatch reports the spelling: what it posts is not known here
+    from napipatch.report.forecast import forecast
+    assert [row["checkpatch"].state for row in forecast(report)] == \
+        ["unknown"] * len(series.patches)
 
 
 def test_the_trimmed_dictionary_finds_what_the_whole_one_finds(kernel_tree, tmp_path):

@@ -280,3 +280,23 @@ def test_napipatch_only_rules_do_not_colour_the_forecast(cli, tmp_path):
     assert [c["verify_signedoff"]["state"] for c in cells] == ["success", "fail"]
     assert cells[1]["verify_signedoff"]["description"] == \
         "1 fail: [signoff] no Signed-off-by"
+
+
+def test_a_sender_s_sign_off_is_napipatch_s_rule_not_verify_signedoff(cli, tmp_path):
+    """NIPA's verify_signedoff wants the author's and the committer's (its
+    own git am -s); the sender's missing or not last sign-off is napipatch's."""
+    _repo, _base, d = _two_patches(tmp_path)
+    first, second = sorted(d.glob("0001-*"))[0], sorted(d.glob("0002-*"))[0]
+    # patch 1: sent by S for the author T, without S's sign-off
+    text = first.read_text().replace("From: T <t@example.org>", "From: S <s@example.org>", 1)
+    head, body = text.split("\n\n", 1)
+    first.write_text(f"{head}\n\nFrom: T <t@example.org>\n\n{body}")
+    # patch 2: T sends it, but another sign-off comes after T's
+    second.write_text(second.read_text().replace(
+        "Signed-off-by: T <t@example.org>\n",
+        "Signed-off-by: T <t@example.org>\nSigned-off-by: O <o@example.org>\n"))
+    data = json.loads(cli("check", d, "--only", "signoff", "--format", "json").stdout)
+    assert [(f["patch"], f["severity"], f["message"].split(",")[0]) for f in data["findings"]] \
+        == [(1, "error", "no Signed-off-by from the sender S <s@example.org>"),
+            (2, "warning", "Signed-off-by chain ends with o@example.org")]
+    assert [c["verify_signedoff"]["state"] for c in _nipa(data)] == ["success", "success"]
