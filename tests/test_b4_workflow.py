@@ -325,7 +325,9 @@ def test_b4_review_shows_napipatch_and_its_nipa_forecast_beside_checkpatch(cli, 
     nipa = {d["context"]: d for d in json.loads(by["napipatch-nipa"]["details"])}
     assert nipa["checkpatch"]["state"] == "success"   # the tree's checkpatch.pl found nothing
     assert nipa["build_clang"]["state"] == "unknown"  # and what was not run is not green
-    assert by["napipatch-nipa"]["status"] == "warn"
+    # NIPA's verify_signedoff fails the missing sign-off; an unsigned mail is signed's warning
+    assert (nipa["verify_signedoff"]["state"], nipa["signed"]["state"]) == ("fail", "warning")
+    assert by["napipatch-nipa"]["status"] == "fail"
     cp = cli("hook", "uninstall", "--b4", "--repo", repo, check=0)
     assert "b4.review-perpatch-check-cmd restored (0 value(s))" in cp.stdout
     assert subprocess.run(["git", "-C", str(repo), "config", "b4.review-perpatch-check-cmd"]
