@@ -51,6 +51,11 @@ _WHERE = re.compile(r"^#\d+: FILE: (.+?):(\d+):")
 _SEV = {"ERROR": "error", "WARNING": "warning", "CHECK": "info"}
 # NIPA's checkpatch test is a warning at 0 errors with warnings or checks.
 _NIPA = {"ERROR": "fail", "WARNING": "warning", "CHECK": "warning"}
+# checkpatch quotes the offending line under every message: a 40,000-column
+# line with 20,000 commas is 20,000 messages of 40 KB each. Enough to act on
+# is kept, and checkpatch is stopped there instead of filling memory.
+MAX_MESSAGES = 200
+MAX_EXCERPT = 240
 # Where the dictionary is: checkpatch's default, then Debian 12's package.
 CODESPELL = (Path("/usr/share/codespell/dictionary.txt"),
              Path("/usr/lib/python3/dist-packages/codespell_lib/data/dictionary.txt"))
@@ -91,16 +96,22 @@ def trimmed_dictionary(words: Path, text: str, dest: Path) -> Path:
     return dest
 
 
-def parse(output: str) -> list[dict]:
-    """checkpatch's verbose output -> [{type, severity, message, file, line, excerpt}]."""
+def parse(output) -> list[dict]:
+    """checkpatch's verbose output (a string or its lines) ->
+    [{type, severity, message, file, line, excerpt}], at most MAX_MESSAGES + 1:
+    the caller stops reading once it has more than it can show."""
     out, cur = [], None
-    for line in output.splitlines():
+    lines = output.splitlines() if isinstance(output, str) else output
+    for line in lines:
+        line = line.rstrip("\n")
         m = _HEAD.match(line)
         if m:
             cur = {"severity": _SEV[m.group(1)], "nipa": _NIPA[m.group(1)],
                    "type": m.group(2), "message": m.group(3),
                    "file": None, "line": None, "excerpt": []}
             out.append(cur)
+            if len(out) > MAX_MESSAGES:
+                break
             continue
         if cur is None:
             continue
@@ -110,7 +121,8 @@ def parse(output: str) -> list[dict]:
         elif not line.strip():
             cur = None
         elif line.startswith(("+", " ", "-")) and len(cur["excerpt"]) < 6:
-            cur["excerpt"].append(line)
+            cur["excerpt"].append(line if len(line) <= MAX_EXCERPT
+                                  else line[:MAX_EXCERPT] + " [...]")
     return out
 
 
@@ -147,10 +159,20 @@ def run(ctx):
         if use_words:
             mine = trimmed_dictionary(words, patch, Path(td) / "dictionary.txt")
             args += ["--codespell", "--codespellfile", str(mine)]
-        cp = subprocess.run(args + ["-"], input=patch, capture_output=True,
-                            text=True, cwd=td, timeout=300, errors="replace")
-    for item in parse(cp.stdout):
-        yield ctx.finding(item["severity"], f"{item['type']}: {item['message']}",
+        src = Path(td) / "patch"
+        src.write_text(patch, encoding="utf-8", errors="replace")
+        with subprocess.Popen(args + [str(src)], stdout=subprocess.PIPE,
+                              stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL,
+                              text=True, cwd=td, errors="replace") as proc:
+            items = parse(proc.stdout)
+            proc.kill()   # done reading: all of it, or all that will be shown
+    for item in items[:MAX_MESSAGES]:
+        yield ctx.finding(item["severity"], f"{item['type']}: {item['message'][:1000]}",
                           file=item["file"], line=item["line"],
                           details="\n".join(item["excerpt"]),
                           nipa={"checkpatch": item["nipa"]})
+    if len(items) > MAX_MESSAGES:
+        # An unread message may be an ERROR: only a fail already shown is certain.
+        yield ctx.finding("warning", f"checkpatch said more than {MAX_MESSAGES} things about "
+                          "this patch; the first are shown, the rest were not read",
+                          hint="fix these and run again", nipa={"checkpatch": "unknown"})

@@ -31,6 +31,26 @@ def test_checkpatch_finding_has_file_and_line(cli, kernel_tree, base_commit, tmp
     assert (path, line, "LONG_LINE") in got
 
 
+def test_a_line_checkpatch_complains_about_thousands_of_times_is_bounded(
+        cli, kernel_tree, base_commit, tmp_path):
+    """20,000 commas on a 40,000-column line: checkpatch would print 20,000
+    messages quoting the line (800 MB); the report keeps the first and says
+    the rest were not read, and the check completes."""
+    path = "net/core/dev.c"
+    text = edit(kernel_tree, base_commit, path, "static DEFINE_SPINLOCK(napi_hash_lock);",
+                "static DEFINE_SPINLOCK(napi_hash_lock);\nint " + "a," * 20000 + "b;")
+    c = commit_files(kernel_tree, base_commit, {path: text}, "net: core: a comma storm\n\nFor a test.\n")
+    d = format_patch(kernel_tree, f"{base_commit}..{c}", tmp_path / "p")
+    data = _check(cli, d, kernel_tree, "--only", "checkpatch")
+    assert {c["id"]: c["status"] for c in data["checks"]}["checkpatch"] == "fail"
+    msgs = [f["message"] for f in data["findings"]]
+    assert any(m.startswith("SPACING: space required after that ','") for m in msgs), msgs
+    assert any("more than 200 things" in m for m in msgs), msgs
+    assert max(len(f["details"]) for f in data["findings"]) < 2000
+    # the unread rest leaves NIPA's state open, but an ERROR shown is its fail already
+    assert [p["nipa"]["checkpatch"]["state"] for p in data["series"]["patches"]] == ["fail"]
+
+
 def test_clean_patch_has_no_checkpatch_findings(cli, kernel_tree, base_commit, tmp_path):
     path = "net/core/dev.c"
     text = edit(kernel_tree, base_commit, path, "static DEFINE_SPINLOCK(napi_hash_lock);",
