@@ -172,17 +172,20 @@ def changed(ctx, exts: tuple[str, ...], what: str):
     file cannot be compared (an info says so)."""
     files, notes = [], []
     full = ctx.tree is not None and ctx.applied
+    # A file not linted leaves NIPA's state unknown (its context is the tool's name).
+    unknown = {what: "unknown"}
     for pf in ctx.diff:
         if pf.is_removed_file or not pf.path.endswith(exts):
             continue
         old = None if pf.is_added_file else pf.source_file.removeprefix("a/")
         added = _new_lines(pf)
         if posixpath.normpath(pf.path).startswith(("../", "/")):
-            notes.append(ctx.finding("info", f"{what}: {pf.path} leaves the tree; not linted"))
+            notes.append(ctx.finding("info", f"{what}: {pf.path} leaves the tree; not linted",
+                                     nipa=unknown))
             continue
         if getattr(pf, "is_binary_file", False):
             notes.append(ctx.finding("info", f"{what}: {pf.path} is a binary patch; not linted",
-                                     file=pf.path))
+                                     file=pf.path, nipa=unknown))
             continue
         if full:
             pre, post = (None if old is None else ctx.pre_text(old)), ctx.post_text(pf.path)
@@ -192,7 +195,7 @@ def changed(ctx, exts: tuple[str, ...], what: str):
             why = "needs --tree" if ctx.tree is None else "the patch did not apply"
             notes.append(ctx.finding(
                 "info", f"{what}: {pf.path} not compared with its version before the patch "
-                f"({why})", file=pf.path))
+                f"({why})", file=pf.path, nipa=unknown))
             continue
         if post is None:
             continue
@@ -200,7 +203,7 @@ def changed(ctx, exts: tuple[str, ...], what: str):
         if too_big or "\0" in post:
             notes.append(ctx.finding("info", f"{what}: {pf.path} not linted ("
                                      + (f"over {MAX_BYTES >> 10} KiB" if too_big else "binary data")
-                                     + ")", file=pf.path))
+                                     + ")", file=pf.path, nipa=unknown))
             continue
         files.append(Changed(pf.path, old, pre, post, added))
     return files, notes

@@ -165,4 +165,5 @@ def _unaddressed(ctx, wanted):
                        details="\n".join(f"patch {n}: {' '.join(a)}"
                                           for n, a in enumerate(need, 1)),
                        hint="napipatch send --repo TREE, or git send-email "
-                            "--cc-cmd=scripts/get_maintainer.pl")
+                            "--cc-cmd=scripts/get_maintainer.pl",
+                       nipa={"cc_maintainers": "unknown"})

@@ -10,16 +10,17 @@ What it catches:
     NIPA's rule (tests/patch/checkpatch): success only at "0 errors,
     0 warnings, 0 checks"; warning when there are no errors but warnings
     or checks; fail at any error. napipatch keeps a CHECK at info (a
-    suggestion) where NIPA posts a warning for it.
+    suggestion) where NIPA posts a warning for it; the NIPA forecast
+    shows NIPA's warning.
 
     ``--codespell`` needs codespell's dictionary (Debian's ``codespell``
     package, which ``scripts/install.sh`` installs). checkpatch looks for
     it at /usr/share/codespell/dictionary.txt and otherwise asks the
     ``python3`` on PATH for codespell_lib, which inside napipatch's venv
     finds nothing; so napipatch finds the dictionary itself and passes
-    ``--codespellfile``. Without one, checkpatch still runs and the first
-    patch gets one warning saying spelling was not checked: the flag is
-    never dropped silently.
+    ``--codespellfile``. Without one, checkpatch still runs and the series
+    gets one warning saying spelling was not checked: the flag is never
+    dropped silently, and the forecast for checkpatch is unknown.
 
 Why a reviewer cares:
     netdev reviewers expect a checkpatch-clean series and the netdev CI
@@ -48,6 +49,8 @@ from pathlib import Path
 _HEAD = re.compile(r"^(ERROR|WARNING|CHECK):([A-Z0-9_]+): (.*)$")
 _WHERE = re.compile(r"^#\d+: FILE: (.+?):(\d+):")
 _SEV = {"ERROR": "error", "WARNING": "warning", "CHECK": "info"}
+# NIPA's checkpatch test is a warning at 0 errors with warnings or checks.
+_NIPA = {"ERROR": "fail", "WARNING": "warning", "CHECK": "warning"}
 # checkpatch quotes the offending line under every message: a 40,000-column
 # line with 20,000 commas is 20,000 messages of 40 KB each. Enough to act on
 # is kept, and checkpatch is stopped there instead of filling memory.
@@ -103,7 +106,8 @@ def parse(output) -> list[dict]:
         line = line.rstrip("\n")
         m = _HEAD.match(line)
         if m:
-            cur = {"severity": _SEV[m.group(1)], "type": m.group(2), "message": m.group(3),
+            cur = {"severity": _SEV[m.group(1)], "nipa": _NIPA[m.group(1)],
+                   "type": m.group(2), "message": m.group(3),
                    "file": None, "line": None, "excerpt": []}
             out.append(cur)
             if len(out) > MAX_MESSAGES:
@@ -131,7 +135,8 @@ def parse(output) -> list[dict]:
 def run(ctx):
     script = ctx.tree.scripts / "scripts" / "checkpatch.pl"
     if not script.is_file():
-        yield ctx.finding("info", "the tree has no scripts/checkpatch.pl")
+        yield ctx.finding("info", "the tree has no scripts/checkpatch.pl",
+                          nipa={"checkpatch": "unknown"})
         return
     args = ["perl", str(script), "--no-tree", "--strict", "--show-types", "--color=never",
             "--max-line-length=80", "--ignore", ctx.config.checkpatch_ignore]
@@ -141,10 +146,13 @@ def run(ctx):
     stamp = ctx.tree.host_file(words or CODESPELL[0])
     use_words = words is not None and stamp is not None
     if not use_words and ctx.n == 1:
+        # About the machine, so the series' (said once); NIPA's state for
+        # checkpatch is not known without the spelling it checks.
         yield ctx.finding("warning", "no codespell dictionary on this machine: checkpatch ran "
                           "without --codespell, so the spelling mistakes the netdev CI's "
                           "checkpatch reports were not looked for",
-                          hint="apt-get install codespell (scripts/install.sh does)")
+                          hint="apt-get install codespell (scripts/install.sh does)", patch=0,
+                          nipa={"checkpatch": "unknown"})
     patch = ctx.mail.as_format_patch()
     # A neutral cwd: checkpatch looks at git and config files around it.
     with tempfile.TemporaryDirectory(prefix="napipatch-cp-") as td:
@@ -161,8 +169,10 @@ def run(ctx):
     for item in items[:MAX_MESSAGES]:
         yield ctx.finding(item["severity"], f"{item['type']}: {item['message'][:1000]}",
                           file=item["file"], line=item["line"],
-                          details="\n".join(item["excerpt"]))
+                          details="\n".join(item["excerpt"]),
+                          nipa={"checkpatch": item["nipa"]})
     if len(items) > MAX_MESSAGES:
+        # An unread message may be an ERROR: only a fail already shown is certain.
         yield ctx.finding("warning", f"checkpatch said more than {MAX_MESSAGES} things about "
                           "this patch; the first are shown, the rest were not read",
-                          hint="fix these and run again")
+                          hint="fix these and run again", nipa={"checkpatch": "unknown"})

@@ -10,6 +10,12 @@ What it catches:
     the netdev CI does). And functions whose kernel-doc ``@params``, header
     prototype and ``.c`` definition disagree on parameter names.
 
+    NIPA's kdoc test fails a patch with a new kernel-doc warning (the NIPA
+    forecast says fail, napipatch says warning); look-alikes and parameter
+    names are napipatch's own. NIPA compares its warning counts in a way
+    that turns red when lines merely shift in 6.12's output; napipatch
+    compares the warning texts, so a moved warning is not new.
+
 Why a reviewer cares:
     A look-alike comment is never rendered nor checked, so it rots: the
     reviewer of the threaded busy poll v4 series wrote "Please make this a
@@ -171,13 +177,14 @@ def _comments(ctx, path: str, rows, full: bool):
                 yield ctx.finding(
                     "info", f"comment above {_what(kind, name)} is shaped like kernel-doc but "
                     "opens with /* (it did before this patch too)", file=path, line=block[0][0],
-                    hint="while changing it, make it a real kernel-doc comment (/**) or drop it")
+                    hint="while changing it, make it a real kernel-doc comment (/**) or drop it",
+                    nipa={})  # NIPA does not look at look-alikes
             else:
                 yield ctx.finding(
                     "warning", f"comment above {_what(kind, name)} is shaped like kernel-doc but "
                     "opens with /*, so kernel-doc never reads it", file=path, line=block[0][0],
                     hint="make it a real kernel-doc comment (open it with /**, add a Return: "
-                         "section) or drop it")
+                         "section) or drop it", nipa={})
         if func is None or not shp.params or not (block_touched or decl_touched):
             continue
         if full and shp.opens_kdoc:
@@ -199,7 +206,8 @@ def _comments(ctx, path: str, rows, full: bool):
             at = next((ln for ln, t, _a in block if excess and re.search(rf"@{excess[0]}\s*:", t)), None)
             line = at or block[0][0]
         yield ctx.finding("warning", f"{func.name}(): {'; '.join(parts)}", file=path, line=line,
-                          hint="name each parameter in the comment as the code names it")
+                          hint="name each parameter in the comment as the code names it",
+                          nipa={})
 
 
 def _functions(path: str, rows, added: set[int] | None = None) -> list[tuple[str, FuncDecl, bool]]:
@@ -289,7 +297,8 @@ def _proto_vs_definition(ctx, decls):
         yield ctx.finding(
             "warning", f"{proto.name}(): the prototype in {hp} and the definition in {cp} name "
             f"parameters differently: {names}", file=where, line=line,
-            hint=f"use the definition's names in the prototype ({hp}:{proto.line})")
+            hint=f"use the definition's names in the prototype ({hp}:{proto.line})",
+            nipa={})
 
 
 def _decl_line(w: kerneldoc.KdocWarning, funcs: list[FuncDecl]) -> int:
@@ -308,7 +317,8 @@ def _decl_line(w: kerneldoc.KdocWarning, funcs: list[FuncDecl]) -> int:
 def _new_warnings(ctx, files, posts):
     cmd = kerneldoc.command(ctx.tree.scripts)
     if cmd is None:
-        yield ctx.finding("info", "no kernel-doc script in the base tree: kernel-doc warnings not checked")
+        yield ctx.finding("info", "no kernel-doc script in the base tree: kernel-doc warnings "
+                          "not checked", nipa={"kdoc": "unknown"})
         return
     before, after, added = {}, {}, {}
     for pf in files:
@@ -335,14 +345,18 @@ def _new_warnings(ctx, files, posts):
             funcs[w.file] = find_functions(after.get(w.file, ""))
         yield ctx.finding("warning", f"new kernel-doc warning: {w.message}", file=w.file,
                           line=_decl_line(w, funcs[w.file]),
-                          hint=f"kernel-doc -none -Wall {w.file} gives it after this patch, not before")
+                          hint=f"kernel-doc -none -Wall {w.file} gives it after this patch, "
+                               "not before",
+                          nipa={"kdoc": "fail"})  # NIPA fails a new warning
 
 
 @check(id="kdoc",
        summary="kernel-doc look-alikes (/* not /**), new kernel-doc warnings, parameter names",
        scope="patch",
        needs="diff",
-       version=2)
+       version=2,
+       nipa=("kdoc",),
+       nipa_needs_tree=True)
 def run(ctx):
     files = source_files(ctx.diff)
     if not files:

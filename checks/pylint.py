@@ -133,7 +133,8 @@ def _lint(ctx, files, full: bool) -> tuple[list[Lint], list[Lint]]:
        scope="patch",
        needs="diff",
        version=1,
-       nipa=("pylint",))
+       nipa=("pylint",),
+       nipa_needs_tree=True)  # without it, import errors are not judged
 def run(ctx):
     files, notes = changed(ctx, (".py",), "pylint")
     yield from notes

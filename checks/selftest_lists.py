@@ -96,6 +96,15 @@ def _severity(path: str) -> str:
     return "warning" if path.endswith(".gitignore") else "error"
 
 
+def _nipa(path: str, state: str | None = None) -> dict | None:
+    """What a finding on ``path`` means to check_selftest: nothing for a
+    .gitignore (its order is napipatch's own), else ``state`` (None: as
+    its severity says)."""
+    if path.endswith(".gitignore"):
+        return {}
+    return {"check_selftest": state} if state else None
+
+
 def _format(ctx, pf, full: bool):
     path = pf.path
     if full:
@@ -105,11 +114,14 @@ def _format(ctx, pf, full: bool):
             return
         new, kept = _new_problems(path, pre, post)
         for p in new:
-            yield ctx.finding(_severity(path), f"{path}: {p.message}", file=path, line=p.line)
+            yield ctx.finding(_severity(path), f"{path}: {p.message}", file=path, line=p.line,
+                              nipa=_nipa(path))
         if kept:
+            # The CI checks the whole file, in its own tree (net-next keeps
+            # these lists in order; an old base may not): not known here.
             yield ctx.finding("info", f"{path}: {kept} format problem{'s' if kept > 1 else ''} "
                               "this patch did not add (the netdev CI checks the whole file)",
-                              file=path)
+                              file=path, nipa=_nipa(path, "unknown"))
         return
     for h in pf:
         rows = hunk_lines(h)
@@ -141,7 +153,8 @@ def _window(ctx, path: str, pre, post):
         if old[p.message] > 0:
             old[p.message] -= 1
         else:
-            yield ctx.finding(_severity(path), f"{path}: {p.message}", file=path, line=p.line)
+            yield ctx.finding(_severity(path), f"{path}: {p.message}", file=path, line=p.line,
+                              nipa=_nipa(path))
 
 
 def _covered_above(ctx, path: str) -> str | None:
@@ -183,14 +196,16 @@ def _listed(ctx, path: str, full: bool):
             if above:
                 yield ctx.finding("info", f"{item} is not in {where}, but {above} covers it "
                                   "(the netdev CI looks only in the file's own directory and "
-                                  "would fail)", file=path, line=1)
+                                  "would fail)", file=path, line=1,
+                                  nipa={"check_selftest": "fail"})
                 continue
             yield ctx.finding("error", f"{item} is not in {where}", file=path, line=1,
                               hint=f"add it to {where} at its sorted place")
         elif not _added_by_series(ctx, where, item):
             yield ctx.finding("warning", f"{item} is not added to {where} by this series "
                               "(without --tree the file itself is not read)", file=path,
-                              line=1, hint=f"add it to {where} at its sorted place")
+                              line=1, hint=f"add it to {where} at its sorted place",
+                              nipa={"check_selftest": "unknown"})
 
 
 @check(id="selftest-lists",

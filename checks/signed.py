@@ -14,7 +14,8 @@ What it catches:
     not have, ``success`` when every signature passes. napipatch's own
     severity is lower for the unsigned and NOKEY cases: signing is not a
     netdev requirement, and a key missing from your own keyring says
-    nothing about the patch; the messages carry the CI's state.
+    nothing about the patch; the messages carry the CI's state, and the
+    NIPA forecast shows it (unknown for NOKEY: NIPA has its own keyring).
 
 Why a reviewer cares:
     A valid signature proves the patch is what its author sent; a bad one
@@ -69,7 +70,8 @@ def run(ctx):
     if not ctx.mail.attestation:
         yield ctx.finding("info", "unsigned: no X-Developer-Signature header (the netdev CI "
                           "posts warning for an unsigned patch)",
-                          hint="b4 send signs with a patatt key (patatt genkey) or your PGP key")
+                          hint="b4 send signs with a patatt key (patatt genkey) or your PGP key",
+                          nipa={"signed": "warning"})
         return
     code, report = validate(ctx.mail.raw)
     first = report.splitlines()[0] if report else ""
@@ -81,7 +83,9 @@ def run(ctx):
                 "has an X-Developer-Signature header patatt reads no signature from (NOSIG")
         yield ctx.finding("info", f"{what}; the netdev CI posts warning unless its keyring has "
                           "the key)", details=report,
-                          hint="patatt keeps public keys in ~/.local/share/patatt/public")
+                          hint="patatt keeps public keys in ~/.local/share/patatt/public",
+                          # NOKEY: what NIPA posts depends on its own keyring
+                          nipa={"signed": "unknown" if code == NOKEY else "warning"})
         return
     state = "BADSIG" if code >= BADSIG else "ERROR"
     who = first.split("|", 1)[1].split(",")[0].strip() if "|" in first else ""

@@ -98,7 +98,8 @@ def lint(ctx, path: str, text: str, where: str | None, config: str) -> list[Lint
        scope="patch",
        needs="diff",
        version=1,
-       nipa=("yamllint",))
+       nipa=("yamllint",),
+       nipa_needs_tree=True)  # NIPA reads the tree's .yamllint
 def run(ctx):
     files, notes = changed(ctx, (".yaml",), "yamllint")
     yield from notes

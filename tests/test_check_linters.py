@@ -13,7 +13,8 @@ import shutil
 
 import pytest
 
-from conftest import ROOT, check_findings, edit, format_patch, git, one_patch, commit_files
+from conftest import (ROOT, check_findings, check_json, commit_files, edit, format_patch, git,
+                      nipa_states, one_patch)
 
 pytestmark = pytest.mark.tree
 
@@ -137,12 +138,23 @@ def test_binary_and_huge_files_are_not_linted(cli, kernel_tree, base_commit, tmp
     big = "#!/bin/sh\n" + "echo $x\n" * 70000            # ~560 KiB
     d, _ = one_patch(kernel_tree, base_commit, tmp_path, {f"{NET}/huge.sh": big},
                      "selftests: net: huge")
-    got = check_findings(cli, d, "shellcheck", "--tree", kernel_tree)
-    assert [(f["severity"], f["message"]) for f in got] == [
+    data = check_json(cli, d, "shellcheck", "--tree", kernel_tree)
+    assert [(f["severity"], f["message"]) for f in data["findings"]] == [
         ("info", f"shellcheck: {NET}/huge.sh not linted (over 512 KiB)")]
+    assert nipa_states(data, "shellcheck") == ["unknown"]   # what NIPA's shellcheck says
+    # a changed script without the tree is not compared with its parent: not known either
+    script = f"{NET}/udpgro.sh"
+    text = edit(kernel_tree, base_commit, script, "#!/bin/bash\n", "#!/bin/bash\n# x\n")
+    d, _ = one_patch(kernel_tree, base_commit, tmp_path, {script: text}, "selftests: net: x",
+                     name="notree")
+    data = check_json(cli, d, "shellcheck")
+    assert [f["message"] for f in data["findings"]] == [
+        f"shellcheck: {script} not compared with its version before the patch (needs --tree)"]
+    assert nipa_states(data, "shellcheck") == ["unknown"]
     c = commit_files(kernel_tree, base_commit, {f"{NET}/blob.py": "x = 1\n\0\1\2\n"},
                      "selftests: net: blob\n\nA binary.\n")
     out = format_patch(kernel_tree, f"{base_commit}..{c}", tmp_path / "bin", "--binary")
-    got = check_findings(cli, out, "pylint", "--tree", kernel_tree)
-    assert [(f["severity"], f["message"]) for f in got] == [
+    data = check_json(cli, out, "pylint", "--tree", kernel_tree)
+    assert [(f["severity"], f["message"]) for f in data["findings"]] == [
         ("info", f"pylint: {NET}/blob.py is a binary patch; not linted")]
+    assert nipa_states(data, "pylint") == ["unknown"]

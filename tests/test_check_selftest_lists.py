@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import ROOT, check_findings, edit, one_patch
+from conftest import ROOT, check_findings, check_json, edit, nipa_states, one_patch
 from napipatch.kernel.ksftlists import config_problems, gitignore_problems, makefile_problems
 
 FIX = ROOT / "tests" / "fixtures" / "checks"
@@ -124,3 +124,26 @@ def test_outside_net_is_not_the_ci_s_business(cli, kernel_tree, base_commit, tmp
                      {"tools/testing/selftests/bpf/new_test.sh": "#!/bin/sh\n"},
                      "selftests: bpf: a test")
     assert check_findings(cli, d, "selftest-lists", "--tree", kernel_tree) == []
+
+
+@pytest.mark.tree
+def test_what_nipa_s_check_selftest_would_post(cli, kernel_tree, base_commit, tmp_path):
+    """check_selftest has only success and fail: a file only a parent's
+    Makefile covers fails there; a .gitignore's order is napipatch's own;
+    problems the patch did not add, or a Makefile not read, leave it unknown."""
+    def run(changes, name, *args):
+        d, _ = one_patch(kernel_tree, base_commit, tmp_path, changes, f"selftests: {name}",
+                         name=name)
+        data = check_json(cli, d, "selftest-lists", *args)
+        return [f["severity"] for f in data["findings"]], nipa_states(data, "check_selftest")
+
+    tree = ("--tree", kernel_tree)
+    assert run({f"{DRV}/lib/py/napi_util.py": "\"\"\"NAPI.\"\"\"\n"}, "lib", *tree) == \
+        (["info"], ["fail"])
+    config = edit(kernel_tree, base_commit, f"{DRV}/config", "CONFIG_NETCONSOLE_EXTENDED_LOG=y",
+                  "CONFIG_NETCONSOLE_EXTENDED_LOG=y\nCONFIG_VXLAN=m")
+    assert run({f"{DRV}/config": config}, "config", *tree) == (["info"], ["unknown"])
+    assert run({f"{DRV}/.gitignore": "zeta\nalpha\n"}, "gitignore", *tree) == \
+        (["warning"], ["success"])
+    assert run({f"{DRV}/irq.py": "#!/usr/bin/env python3\n"}, "notree") == \
+        (["warning"], ["unknown"])

@@ -15,7 +15,7 @@ import shutil
 import subprocess
 import sys
 
-from conftest import ROOT, check_findings
+from conftest import ROOT, check_json, nipa_states
 
 FIX = ROOT / "tests" / "fixtures" / "signed"
 
@@ -43,6 +43,7 @@ def test_a_valid_signature_passes(cli, tmp_path):
     data, found = _check(cli, FIX / "signed.patch", _keyring(tmp_path, True))
     assert found == []
     assert {c["id"]: c["status"] for c in data["checks"]}["signed"] == "pass"
+    assert nipa_states(data, "signed") == ["success"]
 
 
 def test_a_changed_mail_is_an_error(cli, tmp_path):
@@ -52,20 +53,24 @@ def test_a_changed_mail_is_an_error(cli, tmp_path):
                                    "(BADSIG; the netdev CI posts fail)")
     assert "failed to validate" in found[0]["details"]
     assert data["summary"]["exit_status"] == 1
+    assert nipa_states(data, "signed") == ["fail"]
 
 
 def test_a_key_missing_from_the_keyring_is_an_info(cli, tmp_path):
-    _data, found = _check(cli, FIX / "signed.patch", _keyring(tmp_path, False))
+    data, found = _check(cli, FIX / "signed.patch", _keyring(tmp_path, False))
     assert [(f["severity"], f["patch"]) for f in found] == [("info", 1)]
+    # NIPA's keyring, not yours, decides between its success and warning
+    assert nipa_states(data, "signed") == ["unknown"]
     assert found[0]["message"].startswith("signed, but the signing key is not in your patatt "
                                           "keyring (NOKEY; the netdev CI posts warning")
 
 
 def test_unsigned_is_said_plainly(cli):
-    found = check_findings(cli, FIX / "unsigned.patch", "signed")
-    assert [(f["severity"], f["message"]) for f in found] == [
+    data = check_json(cli, FIX / "unsigned.patch", "signed")
+    assert [(f["severity"], f["message"]) for f in data["findings"]] == [
         ("info", "unsigned: no X-Developer-Signature header (the netdev CI posts warning "
                  "for an unsigned patch)")]
+    assert nipa_states(data, "signed") == ["warning"]
 
 
 def _without_tools(tmp_path, target) -> subprocess.CompletedProcess:

@@ -229,11 +229,11 @@ class PatchContext:
 
     def finding(self, severity: Severity | str, message: str, file: str | None = None,
                 line: int | None = None, hint: str = "", details: str = "",
-                patch: int | None = None) -> Finding:
+                patch: int | None = None, nipa: dict[str, str] | None = None) -> Finding:
         # The engine stamps the check id; checks cannot report as another.
         return Finding(check="", severity=Severity(severity),
                        patch=self.n if patch is None else patch, message=message,
-                       file=file, line=line, hint=hint, details=details)
+                       file=file, line=line, hint=hint, details=details, nipa=nipa)
 
 
 @dataclass
@@ -254,6 +254,6 @@ class SeriesContext:
         return self.tree.applied.tip if self.tree else None
 
     def finding(self, severity, message, file=None, line=None, hint="", details="",
-                patch: int = 0) -> Finding:
+                patch: int = 0, nipa: dict[str, str] | None = None) -> Finding:
         return Finding(check="", severity=Severity(severity), patch=patch, message=message,
-                       file=file, line=line, hint=hint, details=details)
+                       file=file, line=line, hint=hint, details=details, nipa=nipa)
