@@ -22,29 +22,21 @@ are compared, so a search costs one pass over the file plus the hits.
 from __future__ import annotations
 
 import re
-import threading
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-import tree_sitter_c
-from tree_sitter import Language, Node, Parser, Query, QueryCursor
+from tree_sitter import Node, Query, QueryCursor
 
-from napipatch.kernel.cparse_calls import clean
+from napipatch.kernel.csource import LANG as _LANG, parse
 
-_LANG = Language(tree_sitter_c.language())
 _FUNCS = Query(_LANG, "(function_definition) @f")
 _BLOCKS = Query(_LANG, "(compound_statement) @b (case_statement) @b")
-_local = threading.local()
 
 
 @lru_cache(maxsize=16)
 def _parse(text: str) -> tuple[Node, bytes]:
     # Cached: one patch asks about the same pre/post file for every helper.
-    p = getattr(_local, "parser", None)
-    if p is None:
-        p = _local.parser = Parser(_LANG)
-    src = clean(text).encode()
-    return p.parse(src).root_node, src
+    return parse(text)
 
 
 @dataclass(frozen=True)
