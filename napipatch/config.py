@@ -47,7 +47,8 @@ class Config:
                          "tree tag written into subjects by `series export`")
     cache_dir: str = _key("napipatch.cache-dir", str(_default_cache()),
                           "results cache, trusted script copies, build directories")
-    jobs: int = _key("napipatch.jobs", os.cpu_count() or 2, "checks run in parallel")
+    jobs: int = _key("napipatch.jobs", os.cpu_count() or 2,
+                     "checks run in parallel, and make -j of build/boot jobs (test --jobs overrides)")
     check_timeout: float = _key(
         "napipatch.check-timeout", 600.0,
         "seconds one check may run on one patch before it is reported as timed out (0: no limit)")

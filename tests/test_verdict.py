@@ -31,6 +31,8 @@ def test_timed_out_checks_exit_2_and_show_in_every_format(cli, fmt):
     _strict_budget(cli)
     cp = cli("check", V4, "--only", ONLY, "--format", fmt)
     assert cp.returncode == 2, cp.stderr
+    assert cp.stderr == (f"napipatch: error: {V4}: not fully checked: 0 of 3 checks completed; "
+                         "3 timed out: signoff, split, subject\n")
     out = cp.stdout
     if fmt == "text":
         assert "NOT CHECKED: signoff timed out (ran past 1e-06 s)" in out
@@ -81,7 +83,8 @@ def test_a_crashed_check_exits_3_and_names_it(cli):
     assert "[signoff] check crashed: KeyError: 'oops'" in cp.stdout
     assert "NOT CHECKED: signoff crashed" in cp.stdout
     assert "2 of 3 checks completed; 1 crashed: signoff" in cp.stdout
-    assert "Traceback" not in cp.stderr
+    assert cp.stderr == (f"napipatch: internal error: {V4}: 2 of 3 checks completed; 1 crashed: "
+                         "signoff (report this to napipatch)\n")
 
 
 def test_a_check_that_cannot_run_here_exits_2(cli):
@@ -138,5 +141,8 @@ def test_an_unreadable_diff_is_said_once_and_is_never_clean(cli, tmp_path):
     assert len(said) == 1 and said[0]["patch"] == 1
     assert said[0]["message"] == (f"could not run: {bad} message 2: the diff cannot be parsed: "
                                   "Hunk diff line expected: @@ -691,6 +699,7 @@ operations:")
+    # and one line on stderr naming the input and the reason, as for any bad input
+    assert cp.stderr == (f"napipatch: error: {bad} message 2: the diff cannot be parsed: "
+                         "Hunk diff line expected: @@ -691,6 +699,7 @@ operations:\n")
     status = {c["id"]: c["status"] for c in data["checks"]}
     assert status == {"cachelines": "error", "kdoc": "error", "split": "error", "subject": "warn"}

@@ -217,6 +217,14 @@ def group(rows: list[dict], known) -> tuple[list[Group], dict[str, int]]:
     return [g for g in groups.values() if g.members], late
 
 
+def slots(members: list[dict]) -> list[dict]:
+    """One mail per slot (a later duplicate in a slot was logged and is ignored)."""
+    seen: dict[int, dict] = {}
+    for m in sorted(members, key=lambda m: m["seen_at"]):
+        seen.setdefault(m["idx"], m)
+    return [seen[i] for i in sorted(seen)]
+
+
 def to_series(rows: list[dict], name_hint: str = "") -> Series:
     """Parse the members' raw mails and assemble them with napipatch's rules."""
     mails: list[PatchMail] = []

@@ -5,7 +5,7 @@ text: control characters (CR, LF, NUL, ...) and Unicode line separators
 in a hostile subject or name become spaces before they reach a header,
 addresses are checked for shape, and the envelope recipients are exactly
 the addresses in To/Cc. The Message-ID is made here, once, and stored
-with the mail before anything is sent (see runner.py).
+with the mail before anything is sent (see reply.py).
 """
 
 from __future__ import annotations

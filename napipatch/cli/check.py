@@ -16,6 +16,7 @@ from napipatch.cli.common import (
     TARGET_HELP,
     check_format,
     check_ids,
+    finish,
     load_config,
     store,
     tree_of,
@@ -59,7 +60,7 @@ def check(
     sys.stdout.write(render_report(report, fmt, colour=fmt == "text" and sys.stdout.isatty()))
     if output:
         output.write_text(render_report(report, fmt, colour=False))
-    raise typer.Exit(report.exit_code)
+    finish(report, target)
 
 
 def _target(target: Optional[str], cfg: Config, tree: Optional[Path], base: Optional[str],

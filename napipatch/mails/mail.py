@@ -193,6 +193,10 @@ def _split_body(body: str) -> tuple[str, str, str]:
 
 
 def clean_msgid(value: str | None) -> str | None:
+    """The Message-ID in a header value, without its angle brackets (None: none).
+
+    Public: the bot reads Message-ID and In-Reply-To of every archived mail
+    with it, so both agree with the parser on what an id is."""
     if not value:
         return None
     m = re.search(r"<([^<>\s]+)>", value)

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import git
 
-from napipatch.errors import GitError, NapipatchError
+from napipatch.errors import NapipatchError
 
 # By identity: git.Repo objects of one directory compare equal, so a
 # WeakSet would keep only one of them.
@@ -124,11 +124,12 @@ class ObjectReader:
                 _sha, typ, _size, data = g.get_object_data(name)
             except (ValueError, OSError):
                 # git answered "missing" or "ambiguous" (one line: the batch
-                # stays in step), or the process is gone.
+                # stays in step), or git died (a repository removed under
+                # it, a kill): the next read starts a new one.
                 if _alive(g.cat_file_all):
                     return None
                 g.clear_cache()
-                raise GitError("git cat-file", f"ended while reading {name}") from None
+                raise NapipatchError(self.repo, "git cat-file --batch ended early") from None
         return (typ.decode() if isinstance(typ, bytes) else typ), data
 
     def text(self, rev: str, path: str) -> str | None:
