@@ -6,8 +6,9 @@ What it catches:
     changes (parameter count, a parameter's or the return type, a rename,
     a removal), every call site in the tree after the patch (``drivers/``,
     ``net/``, ``tools/testing/`` ...), found with ``git grep -w`` (of the
-    base once, then of the files the series changed: ``napipatch.treegrep``)
-    and read with a real C parse (tree-sitter), is checked:
+    base once, then of the files the series changed:
+    ``napipatch.tree.treegrep``) and read with a real C parse (tree-sitter),
+    is checked:
 
     - error: a caller passing the wrong number of arguments, or still
       calling (or referencing) a removed or renamed function;

@@ -24,9 +24,10 @@ What it catches:
     Only the families the patch affects are regenerated, with the trusted
     generator of the base commit (``tools/net/ynl/ynl-gen-c.py``, or
     ``tools/net/ynl/pyynl/ynl_gen_c.py`` in newer trees) in a scratch
-    directory, a family's files in one interpreter (``napipatch/ynlbatch.py``);
-    an info line says which. Generated files are found as ``ynl-regen.sh``
-    finds them, by their ``YNL-GEN`` header.
+    directory, a family's files in one interpreter
+    (``napipatch/kernel/ynlbatch.py``); an info line says which. Generated
+    files are found as ``ynl-regen.sh`` finds them, by their ``YNL-GEN``
+    header.
 
 Why a reviewer cares:
     The netdev CI runs ``ynl-regen.sh -f`` and fails the series when the

@@ -189,5 +189,5 @@ def load(series_dir: Path) -> Experiment:
     f = series_dir / FILENAME
     if not f.is_file():
         raise NapipatchError(f, "no experiment for this series (write experiment.toml: "
-                                "see README, Latency experiment)")
+                                "see docs/latency.md)")
     return _build(f, f, tomlconf.read(f, SCHEMA))

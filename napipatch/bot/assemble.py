@@ -36,7 +36,7 @@ from napipatch.mails.subject import parse_subject
 # compat32 leaves header values as strings (RFC 2047 decoded below only when
 # present): ~20x cheaper than policy.default's header objects, which matters
 # for the replies and discussion that make up most of a list's traffic.
-# Patch mails are then parsed in full by napipatch.mail.parse_message.
+# Patch mails are then parsed in full by napipatch.mails.mail.parse_message.
 _HDR_PARSER = email.parser.BytesHeaderParser(policy=email.policy.compat32)
 
 

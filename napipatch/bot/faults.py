@@ -1,8 +1,10 @@
 """Fault injection for the restart tests.
 
 ``NAPIPATCH_BOT_CRASH_AT=POINT`` kills the bot with SIGKILL at a named
-point of a pass, so the tests can show that a restart from any committed
-step sends each reply exactly once.
+point of a pass (after-ingest, after-assemble, checking, after-queue,
+before-send, after-send, after-log: each ``crash_point()`` call names one),
+so the tests can show that a restart from any committed step sends each
+reply exactly once.
 """
 
 from __future__ import annotations
@@ -14,8 +16,6 @@ import signal
 log = logging.getLogger("napipatch.bot")
 
 CRASH_ENV = "NAPIPATCH_BOT_CRASH_AT"
-CRASH_POINTS = ("after-ingest", "after-assemble", "checking", "after-queue", "before-send",
-                "after-send", "after-log")
 
 
 def crash_point(name: str) -> None:

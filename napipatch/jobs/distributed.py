@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from napipatch.errors import NapipatchError
-from napipatch.jobs.executor import InfraError, JobResult, infra_result, is_infra  # noqa: F401 - re-exported
+from napipatch.jobs.executor import JobResult, infra_result, is_infra
 from napipatch.jobs.kinds import BootJob, BuildJob
 from napipatch.jobs.remote import RemoteJob
 from napipatch.mails.mail import parse_message, split_mbox

@@ -11,7 +11,6 @@ import glob
 import re
 import shutil
 import subprocess
-import tarfile
 from pathlib import Path
 
 from napipatch import fileio
@@ -19,7 +18,6 @@ from napipatch.errors import NapipatchError
 from napipatch.tree import gitutil
 from napipatch.tree.gitutil import git
 
-DEFAULT_TARBALL = Path("/usr/src/linux-source-6.12.tar.xz")
 PREPARE_WAIT = 1800.0  # seconds: unpacking and committing takes a minute or several
 _FIXED = {
     "GIT_AUTHOR_NAME": "napipatch", "GIT_AUTHOR_EMAIL": "napipatch@localhost",
@@ -100,7 +98,3 @@ def _unpack(tarball: Path, tmp: Path) -> None:
     git(tmp, "commit", "-q", "--no-verify", "-m", f"Linux {ver} (Debian linux-source)\n\n"
         f"Imported from {tarball.name} by napipatch tree prepare.", env=_FIXED)
     git(tmp, "tag", f"v{ver}-debian")
-
-
-def is_tarball(path: Path) -> bool:
-    return Path(path).is_file() and tarfile.is_tarfile(path)
