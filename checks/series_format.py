@@ -1,10 +1,16 @@
 """Series shape: cover letter, size, numbering, versions, changelog.
 
 What it catches:
-    A series of two or more patches without a cover letter; more than 15
-    patches; numbering with gaps or a total that disagrees; patches that
-    carry different ``vN`` tags; from v2 on, a cover letter without a
-    changelog (``vN:`` / ``Changes in vN``); a cover letter that still says
+    NIPA's series_format (tests/series/series_format), with its split: a
+    series of three or more patches without a cover letter (warning); more
+    than 15 patches (fail: error here); no tree tag (``net``, ``net-next``)
+    in any subject (warning).
+
+    napipatch's own, which NIPA does not flag: two patches without a cover
+    letter (info: NIPA lets a feature and its selftest go without one);
+    numbering with gaps or a total that disagrees; patches that carry
+    different ``vN`` tags; from v2 on, a cover letter without a changelog
+    (``vN:`` / ``Changes in vN``); a cover letter that still says
     ``*** SUBJECT HERE ***`` or ``*** BLURB HERE ***``.
 
 Why a reviewer cares:
@@ -34,19 +40,23 @@ MAX_PATCHES = 15
 
 
 @check(id="series-format",
-       summary="cover letter, at most 15 patches, numbering, versions, changelog",
+       summary="cover letter, at most 15 patches, tree tag, numbering, versions, changelog",
        scope="series",
        needs="diff",
-       version=1)
+       version=2,
+       nipa=("series_format",))
 def run(ctx):
     s = ctx.series
     n = len(s.patches)
     if n >= 2 and s.cover is None:
-        yield ctx.finding("warning", f"{n} patches without a cover letter",
+        yield ctx.finding("warning" if n >= 3 else "info", f"{n} patches without a cover letter",
                           hint="git format-patch --cover-letter; explain the series in patch 0")
     if n > MAX_PATCHES:
         yield ctx.finding("error", f"{n} patches: netdev takes at most {MAX_PATCHES} per series",
                           hint="split it into smaller series posted one after another")
+    if s.mails and s.tree is None:
+        yield ctx.finding("warning", "no tree tag (net or net-next) in the subject",
+                          hint='git format-patch --subject-prefix="PATCH net-next"')
     for i, m in enumerate(s.patches, 1):
         subj = m.subject
         if n > 1 and not subj.has_counter:

@@ -22,11 +22,14 @@ $SUDO apt-get update -qq
 # - kmod: depmod for `make modules_install` (the idpf target's modules);
 # - udev and python3-yaml: in the vng guest (the host's root), nl_netdev's
 #   netdevsim helper runs `udevadm settle` and the tree's YNL CLI needs yaml.
+# - codespell: its dictionary, for checkpatch --codespell as the netdev CI
+#   runs it (Debian 12 ships it as codespell_lib/data/dictionary.txt, where
+#   the checkpatch check looks; no /usr/share/codespell/dictionary.txt).
 # checkpatch.pl, get_maintainer.pl and kernel-doc use only core perl modules,
 # public-inbox has no Recommends, and qemu-system-x86 Depends on seabios and
 # ipxe-qemu (its Recommends: a GUI, qemu-utils, OVMF, are not used).
 $SUDO apt-get install -y -q --no-install-recommends \
-    git git-email perl python3 python3-venv python3-pip ca-certificates xz-utils \
+    git git-email perl python3 python3-venv python3-pip ca-certificates xz-utils codespell \
     libmailtools-perl libauthen-sasl-perl libemail-valid-perl libio-socket-ssl-perl \
     make gcc libc6-dev flex bison bc libelf-dev libssl-dev cpio dwarves ccache kmod \
     qemu-system-x86 busybox-static udev python3-yaml linux-source-6.12 public-inbox \

@@ -38,7 +38,8 @@ def test_clean_patch_has_no_checkpatch_findings(cli, kernel_tree, base_commit, t
     c = commit_files(kernel_tree, base_commit, {path: text}, "net: core: comment napi_hash_lock\n\nSay what it protects.\n")
     d = format_patch(kernel_tree, f"{base_commit}..{c}", tmp_path / "p",
                      "--subject-prefix=PATCH net-next")
-    data = _check(cli, d, kernel_tree)
+    # (cc-maintainers would say the mail is not addressed yet)
+    data = _check(cli, d, kernel_tree, "--skip", "cc-maintainers")
     assert data["findings"] == [], data["findings"]
     assert {c["id"]: c["status"] for c in data["checks"]}["checkpatch"] == "pass"
 
@@ -54,3 +55,43 @@ def test_patched_checkpatch_never_runs(cli, kernel_tree, base_commit, tmp_path):
     assert not victim.exists(), "the patched checkpatch.pl ran"
     status = {c["id"]: c["status"] for c in data["checks"]}
     assert status["apply"] == "pass" and status["checkpatch"] != "skipped"
+
+
+def _typo_series(kernel_tree, base_commit, tmp_path):
+    path = "net/core/dev.c"
+    text = edit(kernel_tree, base_commit, path, "static DEFINE_SPINLOCK(napi_hash_lock);",
+                "static DEFINE_SPINLOCK(napi_hash_lock); /* proctects the napi hash */")
+    c = commit_files(kernel_tree, base_commit, {path: text},
+                     "net: core: comment napi_hash_lock\n\nSay what it protects.\n")
+    return format_patch(kernel_tree, f"{base_commit}..{c}", tmp_path / "p",
+                        "--subject-prefix=PATCH net-next"), text.splitlines().index(
+        "static DEFINE_SPINLOCK(napi_hash_lock); /* proctects the napi hash */") + 1
+
+
+def test_codespell_finds_what_the_netdev_ci_finds(cli, kernel_tree, base_commit, tmp_path):
+    """NIPA runs checkpatch --codespell: a typo in a new comment is a finding."""
+    from napipatch.checks.checkpatch import codespell_dictionary
+    assert codespell_dictionary() is not None, "codespell is not installed (scripts/install.sh)"
+    d, line = _typo_series(kernel_tree, base_commit, tmp_path)
+    data = _check(cli, d, kernel_tree, "--only", "checkpatch")
+    got = [(f["file"], f["line"], f["message"]) for f in data["findings"]]
+    assert got == [("net/core/dev.c", line,
+                    "TYPO_SPELLING: 'proctects' may be misspelled - perhaps 'protects'?")], got
+
+
+def test_without_a_dictionary_checkpatch_says_so_once(kernel_tree, base_commit, tmp_path,
+                                                      monkeypatch):
+    """No codespell: checkpatch still runs, and one warning says spelling was not checked."""
+    import napipatch.checks.checkpatch as mod
+    from napipatch import config as configmod
+    from napipatch.engine import run as runmod
+    from napipatch.mails.mail import read_patch_dir
+    from napipatch.mails.series import assemble
+    monkeypatch.setattr(mod, "codespell_dictionary", lambda: None)   # forked units inherit it
+    d, _line = _typo_series(kernel_tree, base_commit, tmp_path)
+    series = assemble(read_patch_dir(d), str(d))
+    cfg = configmod.Config(cache_dir=str(tmp_path / "cache"))
+    report = runmod.run_checks(series, cfg, tree=kernel_tree, only=["checkpatch"],
+                               use_cache=False)
+    assert [(f.severity.value, f.patch, f.message.split(":")[0]) for f in report.findings] == \
+        [("warning", 1, "no codespell dictionary on this machine")]

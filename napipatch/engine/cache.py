@@ -59,6 +59,9 @@ def result_key(check_id: str, fingerprint: str, series: Series, upto: int, base:
     mails = ([series.cover] if series.cover else []) + series.patches[:upto]
     for m in mails:
         h.update(m.subject.raw.encode() + b"\0" + m.body.encode() + b"\0" + m.author.encode())
+        # Who a mail goes to (cc-maintainers): its headers, a stored series' record.
+        h.update(f"\0{m.to}\0{m.cc}\0{m.sender}\0".encode())
+    h.update(repr(series.extra.get("recipients")).encode())
     return h.hexdigest()
 
 
