@@ -36,7 +36,8 @@ from napipatch.tree.applyerrors import OUTSIDE
        scope="series",
        needs="tree",
        version=1,
-       needs_applied=False)  # it reports the failure the other tree checks stop at
+       needs_applied=False,
+       nipa=("apply",))  # it reports the failure the other tree checks stop at
 def run(ctx):
     applied = ctx.tree.applied
     fl = applied.failure

@@ -17,10 +17,11 @@ What it catches:
     Which addresses a mail has depends on what was checked:
 
     - mails that are addressed (an mbox, a format-patch directory made with
-      ``--to``/``--cc``, a posted series): each patch's own headers, as NIPA
+      ``--to``/``--cc``, a posted series, one imported from lore as the
+      bot's reproduce commands do): each patch's own headers, as NIPA
       reads them;
-    - a stored series (``NAME@vN``): what ``napipatch send --repo TREE``
-      would address it to without ``--to``/``--cc``: series.toml's ``to``
+    - a stored series (``NAME@vN``) made from git, or whose mails nobody
+      addressed: what ``napipatch send --repo TREE`` would address it to without ``--to``/``--cc``: series.toml's ``to``
       and ``cc``, and get_maintainer.pl's addresses, blamed signers
       included (``kernel.maintainers.recipients``, the one function send
       uses). By construction that passes; the check then tells you it will;
@@ -135,7 +136,14 @@ def run(ctx):
                                 tree.git_dir)
     alias = aliases(data.get(".mailmap", b"").decode("utf-8", "replace"))
     stored = series.extra.get("recipients")
-    if stored is None and not any(m.addressed for m in series.mails):
+    addressed = any(m.addressed for m in series.mails)
+    # A stored series goes where ``napipatch send`` addresses it when that is
+    # how it will leave: made from git here, or not addressed by anyone yet.
+    # Mails already addressed (imported from the list, as the bot reads
+    # them) are judged by their own headers, as NIPA judges them.
+    if stored is not None and addressed and "exported-from" not in series.extra:
+        stored = None
+    if stored is None and not addressed:
         yield _unaddressed(ctx, wanted)
         return
     for n, (mail, want) in enumerate(zip(patches, wanted), 1):
@@ -157,4 +165,5 @@ def _unaddressed(ctx, wanted):
                        details="\n".join(f"patch {n}: {' '.join(a)}"
                                           for n, a in enumerate(need, 1)),
                        hint="napipatch send --repo TREE, or git send-email "
-                            "--cc-cmd=scripts/get_maintainer.pl")
+                            "--cc-cmd=scripts/get_maintainer.pl",
+                       nipa={"cc_maintainers": "unknown"})

@@ -15,7 +15,9 @@ What it catches:
     branch; NIPA's script means to test it but never reaches the test, as
     it asks only after the SHA1 is known to exist), and a tag not in the
     documented form ``Fixes: <sha> ("subject")`` (a warning; checkpatch's
-    BAD_FIXES_TAG says the same when checkpatch runs).
+    BAD_FIXES_TAG says the same when checkpatch runs). Those do not count
+    in the NIPA forecast, and without ``--tree`` its verify_fixes is
+    unknown unless a tag already fails.
 
     A finding names the patch and quotes the tag; commit-message lines have
     no FILE:LINE (the message is no file of the tree).
@@ -117,7 +119,8 @@ def _in_tree(ctx, sha: str, quoted: str) -> tuple[list[str], list[str], str]:
        scope="patch",
        needs="diff",
        version=1,
-       nipa=("verify_fixes",))
+       nipa=("verify_fixes",),
+       nipa_needs_tree=True)  # whether the SHA1 exists is NIPA's rule too
 def run(ctx):
     lines = ctx.mail.message.split("\n")
     for i, line in enumerate(lines):
@@ -137,9 +140,10 @@ def run(ctx):
             problems += more
         hint = (f'Fixes: {ctx.tree.resolve(sha)[:12]} ("{actual}")' if actual
                 else "Fixes: <12+ hex digits> (\"subject of that commit\")")
-        for what, sev in ((problems, "error"), (ours, "error")):
+        for what, mine in ((problems, None), (ours, {})):
             if what:
-                yield ctx.finding(sev, f"Fixes: {value}: {'; '.join(what)}", hint=hint)
+                yield ctx.finding("error", f"Fixes: {value}: {'; '.join(what)}", hint=hint,
+                                  nipa=mine)  # {}: napipatch's own, not NIPA's
         if not problems and not ours and not _FORM.match(value):
             yield ctx.finding("warning", f"Fixes: {value}: not in the form "
-                              "Fixes: <sha> (\"subject\")", hint=hint)
+                              "Fixes: <sha> (\"subject\")", hint=hint, nipa={})

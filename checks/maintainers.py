@@ -108,7 +108,8 @@ def run(ctx):
     files = ctx.tree.files(ctx.tip)
     text = ctx.tree.text(ctx.tip, "MAINTAINERS")
     if text is None:
-        yield ctx.finding("warning", "the tree has no MAINTAINERS file")
+        yield ctx.finding("warning", "the tree has no MAINTAINERS file",
+                          nipa={"maintainers": "unknown"})
         return
     maint = MaintainersFile(text)
     is_dir = directory_test(files)

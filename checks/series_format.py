@@ -61,24 +61,26 @@ def run(ctx):
         subj = m.subject
         if n > 1 and not subj.has_counter:
             yield ctx.finding("warning", f"patch {i} has no M/N counter in its subject",
-                              patch=i, hint="git format-patch numbers patches of a series")
+                              patch=i, hint="git format-patch numbers patches of a series",
+                              nipa={})  # the rest is napipatch's own
         elif subj.has_counter and (subj.index != i or subj.total != n):
             yield ctx.finding("error", f"patch {i} is numbered {subj.index}/{subj.total} "
-                              f"in a series of {n}", patch=i)
+                              f"in a series of {n}", patch=i, nipa={})
     versions = {m.subject.version for m in s.mails}
     if len(versions) > 1:
         yield ctx.finding("error", "patches carry different versions: " +
                           ", ".join(f"v{v}" for v in sorted(versions)),
-                          hint="re-send the whole series with one -v N")
+                          hint="re-send the whole series with one -v N", nipa={})
     if s.cover and not s.extra.get("synthetic-cover"):
         body = s.cover.body
         if "*** SUBJECT HERE ***" in s.cover.subject.raw or "*** BLURB HERE ***" in body:
             yield ctx.finding("error", "the cover letter still has format-patch's placeholder text",
-                              hint="write the cover letter (or use napipatch series export)")
+                              hint="write the cover letter (or use napipatch series export)",
+                              nipa={})
         if s.version >= 2 and not s.changelog:
             yield ctx.finding("warning", f"v{s.version} cover letter has no changelog",
                               hint=f"add a 'v{s.version}:' section listing what changed, "
-                                   "with lore links to earlier versions")
+                                   "with lore links to earlier versions", nipa={})
         elif s.version >= 2 and f"v{s.version}" not in s.changelog:
             yield ctx.finding("warning", f"the changelog does not say what changed in v{s.version}",
-                              hint=f"add a 'v{s.version}:' entry")
+                              hint=f"add a 'v{s.version}:' entry", nipa={})

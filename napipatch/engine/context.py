@@ -168,10 +168,10 @@ class TreeView:
                            check=False).returncode == 0
 
     def ls(self, rev: str, directory: str) -> list[str]:
-        """Paths of the files directly in ``directory`` at ``rev``."""
-        listing = gitutil.out(self.repo, "ls-tree", "--name-only", rev, "--",
-                              directory.rstrip("/") + "/")
-        return [p for p in listing.splitlines() if p]
+        """Paths of the files directly in ``directory`` at ``rev`` ("" the top)."""
+        where = directory.rstrip("/") + "/" if directory.strip("/") else "."
+        cp = gitutil.git(self.repo, "ls-tree", "--name-only", rev, "--", where, check=False)
+        return [p for p in cp.stdout.splitlines() if p] if cp.returncode == 0 else []
 
     def text(self, rev: str | None, path: str) -> str | None:
         return None if rev is None else self.reader.text(rev, path)
@@ -229,11 +229,11 @@ class PatchContext:
 
     def finding(self, severity: Severity | str, message: str, file: str | None = None,
                 line: int | None = None, hint: str = "", details: str = "",
-                patch: int | None = None) -> Finding:
+                patch: int | None = None, nipa: dict[str, str] | None = None) -> Finding:
         # The engine stamps the check id; checks cannot report as another.
         return Finding(check="", severity=Severity(severity),
                        patch=self.n if patch is None else patch, message=message,
-                       file=file, line=line, hint=hint, details=details)
+                       file=file, line=line, hint=hint, details=details, nipa=nipa)
 
 
 @dataclass
@@ -254,6 +254,6 @@ class SeriesContext:
         return self.tree.applied.tip if self.tree else None
 
     def finding(self, severity, message, file=None, line=None, hint="", details="",
-                patch: int = 0) -> Finding:
+                patch: int = 0, nipa: dict[str, str] | None = None) -> Finding:
         return Finding(check="", severity=Severity(severity), patch=patch, message=message,
-                       file=file, line=line, hint=hint, details=details)
+                       file=file, line=line, hint=hint, details=details, nipa=nipa)

@@ -25,6 +25,7 @@ _MBOXRD = re.compile(rb"^>(>*From )", re.M)
 _TRAILER = re.compile(r"^([A-Z][A-Za-z0-9-]*[A-Za-z0-9]): (.+)$")
 # In-body headers: the first lines of the body, then a blank line (git am).
 _INBODY_FROM = re.compile(r"^(?:(?:Subject|Date): .*\n)*From: (.+)\n(?:(?:From|Subject|Date): .*\n)*\n")
+_ATTESTATION = re.compile(r"^X-Developer-(?:Signature|Key):.*(?:\r?\n[ \t].*)*", re.M | re.I)
 BASE_COMMIT = re.compile(r"^base-commit: ([0-9a-f]{7,40})\s*$", re.M)
 
 # Bounds on what one input may hold: a real series is far below them, and
@@ -182,6 +183,15 @@ class PatchMail:
         return list(reversed(out))
 
     @property
+    def attestation(self) -> str:
+        """The patatt headers (X-Developer-Signature, X-Developer-Key) as sent,
+        folded lines joined; "" when unsigned. The ``signed`` check reads
+        them, so they are part of a result's cache key."""
+        end = re.search(rb"\r?\n\r?\n", self.raw)
+        head = (self.raw[: end.start()] if end else self.raw).decode("utf-8", "replace")
+        return "\n".join(m.group(0) for m in _ATTESTATION.finditer(head))
+
+    @property
     def base_commit(self) -> str | None:
         m = BASE_COMMIT.search(self.body)
         return m.group(1) if m else None
@@ -194,6 +204,11 @@ class PatchMail:
             f"Date: {self.date}",
             f"Subject: {self.subject.raw}",
         ]
+        # Where it was sent is part of the mail (cc-maintainers judges it);
+        # folded or hostile values are made one line, never new headers.
+        for name, value in (("To", self.to), ("Cc", self.cc)):
+            if value.strip():
+                hdr.append(f"{name}: {' '.join(value.split())}")
         if self.msgid:
             hdr.append(f"Message-ID: <{self.msgid}>")
         if self.in_reply_to:

@@ -129,6 +129,10 @@ def from_stdin(data: bytes, here: Path | None) -> StdinInput:
     mails = [mailmod.parse_message(raw, f"stdin message {i + 1}", env)
              for i, (env, raw) in enumerate(mailmod.split_mbox(data, "stdin"))]
     patches = [m for m in mails if m.diff and not m.subject.is_reply]
+    if not patches and mails and all(m.subject.index == 0 for m in mails):
+        # A cover letter on its own (b4 review hands it over): no patch.
+        return StdinInput(Series(name="stdin", version=mails[0].subject.version, cover=mails[0],
+                                 patches=[], source="stdin"), per_patch=True)
     if len(patches) != 1:
         return StdinInput(assemble(mails, "stdin", name="stdin"), per_patch=False)
     mail = patches[0]
