@@ -30,7 +30,7 @@ from napipatch.mails.mail import PatchMail
 from napipatch.mails.series import Series
 from napipatch.report.findings import Finding, Severity
 from napipatch.tree import gitutil
-from napipatch.tree.apply import Applied
+from napipatch.tree.applied import Applied
 from napipatch.tree.treegrep import TreeGrep
 from napipatch.tree.trusted import scripts_root
 

@@ -39,7 +39,8 @@ from napipatch.mails.series import Series
 from napipatch.report.findings import Finding, Severity
 from napipatch.report.model import CheckResult, Report, status_of
 from napipatch.tree import gitutil
-from napipatch.tree.apply import Applied, apply_in_index
+from napipatch.tree.applied import Applied
+from napipatch.tree.apply import apply_in_index
 
 # Patch by patch, and within a patch the checks that read the whole tree
 # first: the long units start early and those sharing a one-time cost (a

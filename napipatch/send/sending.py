@@ -15,10 +15,8 @@ has CR and LF removed first.
 
 from __future__ import annotations
 
-import os
 import re
 import secrets
-import subprocess
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -114,24 +112,17 @@ def send_series(store: Store, spec: str, cfg: Config, repo: Path | None = None,
             out.write_bytes(with_message_id(f.read_bytes(), mid, str(f)))
             copies.append(out)
             ids.append((mailmod.read_mbox(out)[0], mid))
-        cmd = ["git", "send-email", "--thread", "--no-chain-reply-to", "--confirm=never"]
-        cmd += [f"--to={a}" for a in outcome.to] + [f"--cc={a}" for a in outcome.cc]
+        args = ["--thread", "--no-chain-reply-to", "--confirm=never"]
+        args += [f"--to={a}" for a in outcome.to] + [f"--cc={a}" for a in outcome.cc]
         if dry_run:
-            cmd.append("--dry-run")
+            args.append("--dry-run")
         if force and not report.clean:
-            cmd.append("--no-validate")  # the hook would refuse what --force sends
-        env = dict(os.environ, NAPIPATCH_RUN_ID=secrets.token_hex(8), GIT_PAGER="cat")
-        try:
-            cp = subprocess.run(cmd + ["--no-format-patch", *map(str, copies)], cwd=cwd, env=env,
-                                stdin=subprocess.DEVNULL, capture_output=True, text=True,
-                                errors="replace")
-        except FileNotFoundError:
-            raise NapipatchError("git", "not installed") from None
+            args.append("--no-validate")  # the hook would refuse what --force sends
+        cp = gitutil.send_email(cwd, args + ["--no-format-patch", *map(str, copies)],
+                                {"NAPIPATCH_RUN_ID": secrets.token_hex(8)})
     outcome.output = cp.stdout + cp.stderr
     if cp.returncode != 0:
-        lines = [ln for ln in cp.stderr.splitlines() if ln.strip()]
-        why = next((ln for ln in lines if ln.startswith("fatal:")), lines[-1] if lines else "")
-        raise SendFailed(cp.stderr, why.removeprefix("fatal: ") or f"exit status {cp.returncode}")
+        raise SendFailed(cp.stderr, gitutil.why(cp.stderr, cp.returncode))
     for m, mid in ids:
         if m.subject.has_counter and m.subject.index == 0:
             outcome.cover_id = mid
