@@ -6,5 +6,5 @@ job types (``kinds``: build, boot; ``remote``: idpf over SSH), Celery
 (``distributed``) and running them for a series (``run``).
 
 Beside the check flow: it takes applied commits and adds to a Report.
-May import: ``tree``, ``mails``, ``report``, ``errors``.
+May import: ``tree``, ``mails``, ``kernel``, ``report``, ``errors``.
 """

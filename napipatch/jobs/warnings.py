@@ -1,0 +1,274 @@
+"""New build warnings per patch, in the netdev CI's three configurations
+(``warnconfigs``), on the objects each patch can change (``warnselect``).
+
+For every patch: the chosen objects are built at its parent and at the
+patch, in the kept tree (``warntree``), and the patch's warnings are those
+the parent's build of the same objects did not print, compared as (tool,
+file, message) without line numbers (``kernel.kbuildout``), so a warning
+that only moved is not new, and one replaced by another is. An object the
+patch stops building is a build error on the patch.
+
+Results: findings (``build-w1``, ``sparse``, ``build-32bit``,
+``build-clang``) and, per check and patch, the state the netdev CI would
+give (success/warning/fail) with a one-line description, in
+``JobResult.data["checks"]`` (and the JSON report's checks).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from napipatch.errors import NapipatchError
+from napipatch.jobs.executor import JobResult
+from napipatch.jobs.warnconfigs import CONFIGS, WarnConfig, missing, missing_line
+from napipatch.jobs.warnselect import PatchChanges, Pick, changes, select
+from napipatch.jobs.warntree import WarnTree
+from napipatch.kernel.kbuildout import Diag, LineMap, ObjectOutput, new_against, object_of_source
+from napipatch.report.findings import Finding, Severity
+
+DEFAULT_LIMIT = 50
+
+
+@dataclass
+class Step:
+    """One patch in one configuration."""
+
+    patch: int
+    commit: str
+    objects: list[str] = field(default_factory=list)
+    picks: list[Pick] = field(default_factory=list)
+    new: list[tuple[Diag, list[str]]] = field(default_factory=list)  # (diag, objects)
+    broken: list[tuple[Diag, list[str]]] = field(default_factory=list)  # new build errors
+    still_broken: list[str] = field(default_factory=list)  # objects failing at the parent too
+    # warnings at the parent and at the patch, per tool group (sparse, cc)
+    counts: dict[str, tuple[int, int]] = field(default_factory=dict)
+    seconds: float = 0.0
+    logs: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict:
+        return {"patch": self.patch, "commit": self.commit, "objects": self.objects,
+                "picks": [p.to_json() for p in self.picks],
+                "new": [{**d.to_json(), "objects": o} for d, o in self.new],
+                "errors": [{**d.to_json(), "objects": o} for d, o in self.broken],
+                "still_broken": self.still_broken, "warnings": self.counts,
+                "seconds": self.seconds, "logs": self.logs}
+
+
+@dataclass
+class WarningsJob:
+    """Every patch of a series, one configuration (w1, 32bit or clang)."""
+
+    repo: Path
+    config: str
+    base: str
+    commits: list[str]
+    cache: Path
+    jobs: int = 2
+    limit: int = DEFAULT_LIMIT  # objects a patch for its headers and build files
+    kind: str = "warnings"
+    queue: str = "build"
+
+    @property
+    def target(self) -> str:
+        return self.config
+
+    def run(self, progress) -> JobResult:
+        t0 = time.monotonic()
+        cfg = CONFIGS[self.config]
+        gone = missing(cfg.tools())
+        if gone:
+            return could_not_run(cfg.checks, cfg.name, f"{cfg.check} could not run: "
+                                 f"{missing_line(gone)}", self.kind)
+        parents = [self.base] + self.commits[:-1]
+        plans = [changes(self.repo, p, c, i + 1)
+                 for i, (p, c) in enumerate(zip(parents, self.commits))]
+        if not any(pl.relevant for pl in plans):
+            steps = [Step(pl.patch, pl.commit) for pl in plans]
+            return _result(cfg, steps, plans, 0.0, round(time.monotonic() - t0, 1))
+        try:
+            with WarnTree(self.repo, self.cache, progress, self.jobs) as wt:
+                wt.checkout(self.base)
+                wt.configure(cfg)
+                prep = wt.prepare(cfg)
+                memo: dict[tuple[str, str], ObjectOutput] = {}
+                steps = [self._patch(wt, cfg, pl, memo, progress) for pl in plans]
+        except NapipatchError as exc:
+            return could_not_run(cfg.checks, cfg.name, f"{cfg.check} could not run: {exc}",
+                                 self.kind)
+        return _result(cfg, steps, plans, prep, round(time.monotonic() - t0, 1))
+
+    def _patch(self, wt: WarnTree, cfg: WarnConfig, pl: PatchChanges,
+               memo: dict, progress) -> Step:
+        step = Step(pl.patch, pl.commit)
+        if not pl.relevant:
+            return step
+        t0 = time.monotonic()
+        wt.checkout(pl.parent)
+        wt.configure(cfg)
+        objs, step.picks = select(wt.src, wt.kbuild(cfg), pl, self.limit)
+        progress(f"{cfg.check}: patch {pl.patch}: {len(objs)} objects at its parent")
+        before = _build(wt, cfg, pl.parent, objs, memo, f"patch-{pl.patch}-parent", step)
+        wt.checkout(pl.commit)
+        wt.configure(cfg)
+        kb = wt.kbuild(cfg)
+        # what only the patch builds: new files, objects a Makefile now names
+        extra = [o for o in (object_of_source(p) for p in pl.sources) if o and o not in objs
+                 and kb.builds(o)]
+        objs = objs + extra
+        progress(f"{cfg.check}: patch {pl.patch}: {len(objs)} objects at the patch")
+        after = _build(wt, cfg, pl.commit, objs, memo, f"patch-{pl.patch}", step)
+        step.objects = objs
+        _compare(step, before, after, LineMap(pl.diff))
+        step.seconds = round(time.monotonic() - t0, 1)
+        return step
+
+
+def _build(wt: WarnTree, cfg: WarnConfig, commit: str, objs: list[str], memo: dict,
+           label: str, step: Step) -> dict[str, ObjectOutput]:
+    """``objs`` whose source exists at ``commit`` (checked out), built once
+    per commit and object in this job."""
+    present = [o for o in objs if _has_source(wt.src, o)]
+    todo = [o for o in present if (commit, o) not in memo]
+    if todo:
+        out, log = wt.compile(cfg, todo, label)
+        step.logs.append(str(log))
+        for o, res in out.items():
+            memo[(commit, o)] = res
+    return {o: memo[(commit, o)] for o in present}
+
+
+def _has_source(src: Path, obj: str) -> bool:
+    stem = obj[:-2]
+    return (src / f"{stem}.c").exists() or (src / f"{stem}.S").exists()
+
+
+def _compare(step: Step, before: dict[str, ObjectOutput], after: dict[str, ObjectOutput],
+             moved: LineMap) -> None:
+    where: dict[int, str] = {}
+    old_w, new_w, old_e, new_e = [], [], [], []
+    for o, res in before.items():
+        old_w += res.warnings
+        old_e += [d for d in res.errors if d.tool != "sparse"]
+        if not res.ok:
+            step.still_broken.append(o)
+    for o, res in after.items():
+        for d in res.diags:
+            where[id(d)] = o
+        new_w += res.warnings + [d for d in res.errors if d.tool == "sparse"]
+        new_e += [d for d in res.errors if d.tool != "sparse"]
+    old_w += [d for r in before.values() for d in r.errors if d.tool == "sparse"]
+    step.still_broken = [o for o in step.still_broken if o in after and not after[o].ok]
+    step.counts = {g: (sum(_group_of(d) == g for d in old_w), sum(_group_of(d) == g for d in new_w))
+                   for g in ("cc", "sparse")}
+    step.new = _group(new_against(old_w, new_w, moved), where)
+    step.broken = _group(new_against(old_e, new_e, moved), where)
+
+
+def _group_of(d: Diag) -> str:
+    return "sparse" if d.tool == "sparse" else "cc"
+
+
+def _group(diags: list[Diag], where: dict[int, str]) -> list[tuple[Diag, list[str]]]:
+    """One entry per warning, with every object that printed it (a header's)."""
+    out: dict[tuple, tuple[Diag, list[str]]] = {}
+    for d in diags:
+        k = (d.key, d.line)
+        if k not in out:
+            out[k] = (d, [])
+        if where.get(id(d)) and where[id(d)] not in out[k][1]:
+            out[k][1].append(where[id(d)])
+    return list(out.values())
+
+
+def could_not_run(checks, target: str, why: str, kind: str) -> JobResult:
+    """A job that found a tool or the tree missing: status error, never clean."""
+    f = Finding(check=checks[0], severity=Severity.WARNING, patch=0, message=why)
+    return JobResult(kind=kind, target=target, status="error", findings=[f],
+                     data={"checks": {c: [] for c in checks}, "reason": why})
+
+
+# ---------------------------------------------------------------- results
+def _result(cfg: WarnConfig, steps: list[Step], plans: list[PatchChanges], prep: float,
+            seconds: float) -> JobResult:
+    findings: list[Finding] = []
+    for s in steps:
+        findings += step_findings(cfg, s)
+    states = {c: [patch_state(cfg, c, s, pl) for s, pl in zip(steps, plans)] for c in cfg.checks}
+    compiled = sum(len(s.objects) for s in steps)
+    new = sum(len(s.new) for s in steps)
+    errors = sum(len(s.broken) for s in steps)
+    summary = "\n".join(f"patch {s.patch}  {s.commit[:12]}  {len(s.objects):3} objects  "
+                        f"{len(s.new)} new warnings  {len(s.broken)} new errors  "
+                        f"{s.seconds:6.1f} s" for s in steps)
+    findings.append(Finding(
+        check=cfg.check, severity=Severity.INFO, patch=0,
+        message=f"{cfg.describe}: {compiled} objects built at parent and patch over "
+                f"{len(steps)} patch{'es' if len(steps) != 1 else ''}: {new} new warnings, "
+                f"{errors} new errors", details=summary))
+    status = "fail" if errors else "warn" if new else "pass"
+    return JobResult(kind="warnings", target=cfg.name, status=status, findings=findings,
+                     seconds=seconds,
+                     data={"config": cfg.name, "describe": cfg.describe, "checks": states,
+                           "nipa": {c: cfg.nipa for c in cfg.checks}, "prepare_seconds": prep,
+                           "patches": [s.to_json() for s in steps]})
+
+
+def _check_of(cfg: WarnConfig, d: Diag) -> str:
+    return "sparse" if d.tool == "sparse" else cfg.check
+
+
+def step_findings(cfg: WarnConfig, s: Step) -> list[Finding]:
+    out: list[Finding] = []
+    for d, objs in s.new:
+        if d.tool == "kdoc" and cfg.name != "w1":
+            continue  # the same kernel-doc warning in every configuration: said once
+        msg = ("kernel-doc: " if d.tool == "kdoc" else "") + d.message
+        out.append(Finding(check=_check_of(cfg, d), severity=Severity.WARNING, patch=s.patch,
+                           file=d.file, line=d.line, message=msg,
+                           hint=f"{cfg.describe}: {_objs(objs)}",
+                           details="\n".join([d.text] + d.context)))
+    for d, objs in s.broken:
+        out.append(Finding(check=cfg.check, severity=Severity.ERROR, patch=s.patch,
+                           file=d.file, line=d.line,
+                           message=f"does not build ({cfg.describe}): {d.message}",
+                           hint=_objs(objs), details="\n".join([d.text] + d.context)))
+    for o in s.still_broken:
+        out.append(Finding(check=cfg.check, severity=Severity.INFO, patch=s.patch,
+                           message=f"{o} does not build at the parent either ({cfg.describe})"))
+    for p in s.picks:
+        what = "objects in the directory" if p.why.endswith("/") else ".c files see it"
+        out.append(Finding(check=cfg.check, severity=Severity.INFO, patch=s.patch,
+                           file=p.why.rstrip("/") if "," not in p.why else None,
+                           message=f"{p.candidates} {what}; compiled {len(p.picked)} "
+                                   f"({cfg.name}): {_objs(p.picked)}"))
+    return out
+
+
+def _objs(objs: list[str]) -> str:
+    if not objs:
+        return "no object"
+    return ", ".join(objs[:3]) + (f" and {len(objs) - 3} more" if len(objs) > 3 else "")
+
+
+def patch_state(cfg: WarnConfig, check: str, s: Step, pl: PatchChanges) -> dict:
+    """What the netdev CI would say for this patch: state + one line."""
+    if not pl.relevant:
+        return {"patch": s.patch, "state": "success", "nipa": cfg.nipa,
+                "description": "nothing to build: no C, header or build file changed"}
+    mine = [d for d, _o in s.new if _check_of(cfg, d) == check]
+    broken = [d for d, _o in s.broken] if check == cfg.check else []
+    n = len(s.objects)
+    before, after = s.counts.get("sparse" if check == "sparse" else "cc", (0, 0))
+    if broken:
+        state, what = "fail", f"{len(broken)} new build error{'s' * (len(broken) != 1)}"
+    elif mine:
+        state, what = "fail", f"{len(mine)} new warning{'s' * (len(mine) != 1)}"
+    elif s.still_broken and check == cfg.check:
+        state, what = "warning", f"{len(s.still_broken)} objects fail at the parent too"
+    else:
+        state, what = "success", "no new warnings"
+    return {"patch": s.patch, "state": state, "nipa": cfg.nipa,
+            "description": f"{what} ({cfg.describe}, {n} object{'s' * (n != 1)} at parent "
+                           f"and patch; warnings before {before}, after {after})"}
