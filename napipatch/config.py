@@ -63,6 +63,9 @@ KEYS: list[tuple[str, str, str, str]] = [
      "retries of a job that hit an infrastructure failure (host unreachable, disk full)"),
     ("napipatch.job-retry-delay", "job_retry_delay", "30",
      "seconds between those retries"),
+    ("napipatch.warnings-objects", "warnings_objects", "50",
+     "most objects `test warnings` compiles a patch for its headers and build files, "
+     "per configuration"),
 ]
 
 
@@ -84,6 +87,7 @@ class Config:
     broker_visibility_timeout: int = 3600
     job_retries: int = 3
     job_retry_delay: float = 30.0
+    warnings_objects: int = 50
     # Every napipatch.* value as git gave it (per-target keys such as
     # napipatch.idpf.host live only here), and where each one came from.
     raw: dict = field(default_factory=dict)

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from napipatch.errors import NapipatchError
 from napipatch.jobs import targets as targetdata
+from napipatch.jobs.warnconfigs import WARNING_JOBS
 
 POLICIES = ("problems", "always")
 
@@ -40,6 +41,8 @@ class BotConfig:
     incomplete_after: float = 900.0
     jobs: bool = False
     targets: list[str] = field(default_factory=list)  # empty: every target
+    # build-warning jobs run with bot.jobs (w1, 32bit, clang, cocci, htmldocs); none by default
+    warnings: list[str] = field(default_factory=list)
     tree_path: Path | None = None
     branches: dict[str, str] = field(default_factory=dict)
     remote: str = ""
@@ -78,7 +81,7 @@ class BotConfig:
 _SCHEMA: dict[str, dict[str, object]] = {
     "state": {"dir": str},
     "bot": {"interval": (int, float), "incomplete_after": (int, float), "jobs": bool,
-            "targets": "list"},
+            "targets": "list", "warnings": "list"},
     "tree": {"path": str, "branches": dict, "remote": str},
     "reply": {"policy": str, "from": str, "to": "list", "cc": "list", "cc_list": bool,
               "dry_run_dir": str, "rate_per_hour": int},
@@ -201,6 +204,10 @@ def _check_settings(path: Path, sec: dict[str, dict]) -> None:
     if bot.get("jobs") and not tree.get("path"):
         raise NapipatchError(path, "bot.jobs = true needs tree.path (jobs build in a tree)")
     _check_targets(path, bot.get("targets", []))
+    for w in bot.get("warnings", []):
+        if w not in WARNING_JOBS:
+            raise NapipatchError(path, f"bot.warnings: no such job {w!r} "
+                                       f"(known: {', '.join(WARNING_JOBS)})")
     _check_addresses(path, reply)
 
 
@@ -232,6 +239,7 @@ def _build(path: Path, base: Path, sec: dict[str, dict], inboxes: list[Inbox]) -
         incomplete_after=float(bot.get("incomplete_after", 900)),
         jobs=bool(bot.get("jobs", False)),
         targets=list(bot.get("targets", [])),
+        warnings=list(bot.get("warnings", [])),
         tree_path=_under(base, tree["path"]) if tree.get("path") else None,
         branches=dict(tree.get("branches", {})),
         remote=tree.get("remote", ""),

@@ -382,6 +382,7 @@ class Bot:
         ex = jobsmod.executor_for(engine_cfg, lambda msg: log.info("%s", msg), applied,
                                   series)
         jobsmod.run_builds(engine_cfg, applied, names, 2, report, ex)
+        jobsmod.run_warnings(engine_cfg, applied, self.cfg.warnings, 2, report, ex)
         jobsmod.run_boots(engine_cfg, applied, bootable, 2, None, report, ex)
         report.findings.sort(key=lambda f: f.sort_key)
 

@@ -1,4 +1,5 @@
-"""``napipatch test build|boot|remote|run``: build and boot jobs on the series' targets."""
+"""``napipatch test build|boot|remote|warnings|run``: build and boot jobs on the
+series' targets, and the netdev CI's build-warning tests."""
 
 from __future__ import annotations
 
@@ -23,11 +24,13 @@ from napipatch.engine.run import apply_series, run_checks
 from napipatch.errors import NapipatchError
 from napipatch.jobs import targets as targetsmod
 from napipatch.jobs.run import (
+    WARNING_JOBS,
     executor_for,
     remote_targets,
     run_boots,
     run_builds,
     run_remotes,
+    run_warnings,
 )
 from napipatch.report.findings import Finding, Severity
 from napipatch.report.render import render_report
@@ -157,16 +160,36 @@ def remote_cmd(target: str = typer.Argument(..., help=TARGET_HELP), tree: Option
            lambda ex: run_remotes(cfg, applied, names, jobs, report, ex))
 
 
+@test_app.command("warnings")
+def warnings_cmd(target: str = typer.Argument(..., help=TARGET_HELP), tree: Optional[Path] = _TREE,
+                 base: Optional[str] = BASE,
+                 only: Optional[list[str]] = typer.Option(None, "--only", help=f"Run only these (repeatable): {', '.join(WARNING_JOBS)}."),
+                 jobs: int = _JOBS, fmt: str = FORMAT):
+    """New warnings per patch, as the netdev CI's build tests would see them: gcc
+    W=1 + sparse, i386 and clang allmodconfig on the objects each patch can change,
+    then coccinelle and the docs build on the touched files; exit 1 on build errors."""
+    names = only or list(WARNING_JOBS)
+    for n in names:
+        if n not in WARNING_JOBS:
+            raise NapipatchError(n, f"unknown (known: {', '.join(WARNING_JOBS)})")
+    cfg, applied, report = _setup(target, tree, base, fmt)
+    _drive(cfg, applied, report, fmt,
+           lambda ex: run_warnings(cfg, applied, names, jobs, report, ex))
+
+
 @test_app.command("run")
 def run_cmd(target: str = typer.Argument(..., help=TARGET_HELP), tree: Optional[Path] = _TREE,
             base: Optional[str] = BASE, jobs: int = _JOBS, fmt: str = FORMAT,
             timeout: Optional[float] = typer.Option(None, "--timeout", help="Boot timeout in seconds."),
-            no_cache: bool = typer.Option(False, "--no-cache", help="Ignore cached check results.")):
-    """Checks, then a build of every patch for every target, then the boots."""
+            no_cache: bool = typer.Option(False, "--no-cache", help="Ignore cached check results."),
+            warnings: bool = typer.Option(True, "--warnings/--no-warnings", help="Also the build-warnings jobs of `test warnings`.")):
+    """Checks, then a build of every patch for every target, the build warnings, then the boots."""
     cfg, applied, report = _setup(target, tree, base, fmt, checks=True,
                                            use_cache=not no_cache)
     _drive(cfg, applied, report, fmt,
            lambda ex: run_builds(cfg, applied, _targets(None), jobs, report, ex),
+           lambda ex: run_warnings(cfg, applied, WARNING_JOBS if warnings else (), jobs,
+                                   report, ex),
            lambda ex: run_boots(cfg, applied, _targets(None, bootable=True), jobs,
                                 timeout, report, ex),
            # Real hardware where a host is configured (idpf over SSH).

@@ -77,16 +77,16 @@ class WarningsJob:
     def run(self, progress) -> JobResult:
         t0 = time.monotonic()
         cfg = CONFIGS[self.config]
-        gone = missing(cfg.tools())
-        if gone:
-            return could_not_run(cfg.checks, cfg.name, f"{cfg.check} could not run: "
-                                 f"{missing_line(gone)}", self.kind)
         parents = [self.base] + self.commits[:-1]
         plans = [changes(self.repo, p, c, i + 1)
                  for i, (p, c) in enumerate(zip(parents, self.commits))]
         if not any(pl.relevant for pl in plans):
             steps = [Step(pl.patch, pl.commit) for pl in plans]
             return _result(cfg, steps, plans, 0.0, round(time.monotonic() - t0, 1))
+        gone = missing(cfg.tools())
+        if gone:
+            return could_not_run(cfg.checks, cfg.name, f"{cfg.check} could not run: "
+                                 f"{missing_line(gone)}", self.kind)
         try:
             with WarnTree(self.repo, self.cache, progress, self.jobs) as wt:
                 wt.checkout(self.base)
@@ -108,7 +108,7 @@ class WarningsJob:
         wt.checkout(pl.parent)
         wt.configure(cfg)
         objs, step.picks = select(wt.src, wt.kbuild(cfg), pl, self.limit)
-        progress(f"{cfg.check}: patch {pl.patch}: {len(objs)} objects at its parent")
+        progress(f"{cfg.check}: building patch {pl.patch} at its parent: {len(objs)} object(s)")
         before = _build(wt, cfg, pl.parent, objs, memo, f"patch-{pl.patch}-parent", step)
         wt.checkout(pl.commit)
         wt.configure(cfg)
@@ -117,7 +117,7 @@ class WarningsJob:
         extra = [o for o in (object_of_source(p) for p in pl.sources) if o and o not in objs
                  and kb.builds(o)]
         objs = objs + extra
-        progress(f"{cfg.check}: patch {pl.patch}: {len(objs)} objects at the patch")
+        progress(f"{cfg.check}: building patch {pl.patch}: {len(objs)} object(s)")
         after = _build(wt, cfg, pl.commit, objs, memo, f"patch-{pl.patch}", step)
         step.objects = objs
         _compare(step, before, after, LineMap(pl.diff))
@@ -199,14 +199,15 @@ def _result(cfg: WarnConfig, steps: list[Step], plans: list[PatchChanges], prep:
     compiled = sum(len(s.objects) for s in steps)
     new = sum(len(s.new) for s in steps)
     errors = sum(len(s.broken) for s in steps)
-    summary = "\n".join(f"patch {s.patch}  {s.commit[:12]}  {len(s.objects):3} objects  "
+    summary = "\n".join(f"patch {s.patch}  {s.commit[:12]}  {len(s.objects):3} object(s)  "
                         f"{len(s.new)} new warnings  {len(s.broken)} new errors  "
                         f"{s.seconds:6.1f} s" for s in steps)
     findings.append(Finding(
         check=cfg.check, severity=Severity.INFO, patch=0,
-        message=f"{cfg.describe}: {compiled} objects built at parent and patch over "
-                f"{len(steps)} patch{'es' if len(steps) != 1 else ''}: {new} new warnings, "
-                f"{errors} new errors", details=summary))
+        message=f"{cfg.describe}: {compiled} object{'s' * (compiled != 1)} built at parent "
+                f"and patch over {len(steps)} patch{'es' * (len(steps) != 1)}: {new} new "
+                f"warning{'s' * (new != 1)}, {errors} new error{'s' * (errors != 1)}",
+        details=summary))
     status = "fail" if errors else "warn" if new else "pass"
     return JobResult(kind="warnings", target=cfg.name, status=status, findings=findings,
                      seconds=seconds,

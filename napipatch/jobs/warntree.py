@@ -91,8 +91,10 @@ class WarnTree:
         return self._kbuild[cfg.name]
 
     def _log(self, cfg: WarnConfig, label: str) -> Path:
-        (self.root / "logs").mkdir(parents=True, exist_ok=True)
-        return self.root / "logs" / f"{time.strftime('%Y%m%d-%H%M%S')}-{cfg.name}-{label}.log"
+        return self.log(f"{cfg.name}-{label}")
+
+    def log(self, label: str) -> Path:
+        return self.root / "logs" / f"{time.strftime('%Y%m%d-%H%M%S')}-{label}.log"
 
     # -------------------------------------------------- configure, prepare
     def _stamp(self, cfg: WarnConfig) -> dict:
@@ -125,7 +127,7 @@ class WarnTree:
         self.obj(cfg).mkdir(parents=True, exist_ok=True)
         allcfg = self.obj(cfg) / ".napipatch-allconfig"
         allcfg.write_text(ALLCONFIG)
-        self.progress(f"{cfg.check}: make allmodconfig at {self.head[:12]}")
+        self.progress(f"configuring {cfg.check}: make allmodconfig at {self.head[:12]}")
         log = self._log(cfg, "config")
         rc, lines = self._make(cfg, [f"KCONFIG_ALLCONFIG={allcfg}", "allmodconfig"], log)
         if rc == 0:  # include/config/auto.conf, which the Makefiles are read against
@@ -142,7 +144,7 @@ class WarnTree:
         if self._stamp(cfg).get("prepared") == self.head:
             return 0.0
         t0 = time.monotonic()
-        self.progress(f"{cfg.check}: make prepare at {self.head[:12]}")
+        self.progress(f"configuring {cfg.check}: make prepare at {self.head[:12]}")
         log = self._log(cfg, "prepare")
         rc, lines = self._make(cfg, ["prepare"], log)
         if rc != 0:
@@ -177,9 +179,15 @@ class WarnTree:
 
     def _make(self, cfg: WarnConfig, args: list[str], log: Path, progress: str | None = None,
               append: bool = False) -> tuple[int, list[str]]:
-        cmd = ["make", "-C", str(self.src), f"O={self.obj(cfg)}", f"-j{self.jobs}",
-               *cfg.make_vars(), "KBUILD_BUILD_TIMESTAMP=1970-01-01",
+        return self.make(self.obj(cfg), cfg.make_vars() + args, log, cfg.check, progress, append)
+
+    def make(self, obj: Path, args: list[str], log: Path, who: str = "",
+             progress: str | None = None, append: bool = False) -> tuple[int, list[str]]:
+        """``make -C src O=obj args``; its output goes to ``log`` and is returned."""
+        cmd = ["make", "-C", str(self.src), f"O={obj}", f"-j{self.jobs}",
+               "KBUILD_BUILD_TIMESTAMP=1970-01-01",
                "KBUILD_BUILD_USER=napipatch", "KBUILD_BUILD_HOST=napipatch", *args]
+        log.parent.mkdir(parents=True, exist_ok=True)
         lines: list[str] = []
         # kbuild unexports LC_ALL, so LANG too: the compilers' plain-ASCII quotes
         env = dict(os.environ, LC_ALL="C", LANG="C")
@@ -195,7 +203,7 @@ class WarnTree:
                 lf.write(line)
                 lines.append(line.rstrip("\n"))
                 if progress and line.startswith("  "):
-                    self.progress(f"{cfg.check} {progress}: {line.strip()}")
+                    self.progress(f"{who} {progress}: {line.strip()}")
             rc = p.wait()
             lf.write(f"# exit status {rc}\n")
         return rc, lines

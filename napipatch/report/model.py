@@ -42,6 +42,10 @@ class CheckResult:
     seconds: float
     cached: bool = False
     reason: str = ""
+    # Per patch, what the netdev CI would say for this check ("patch",
+    # "state": success|warning|fail, "nipa": its test, "description"); only
+    # the build-warnings, cocci and htmldocs jobs fill it in.
+    patches: list[dict] = field(default_factory=list)
 
     def __post_init__(self):
         if self.status not in STATUSES:
