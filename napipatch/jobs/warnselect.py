@@ -1,9 +1,10 @@
 """Which objects a patch can change, for one configuration.
 
 - the ``.o`` of every changed ``.c``/``.S`` the configuration builds;
-- for a changed header, the ``.c`` files that see it, ranked
-  (``kernel.includers``) and bounded: at most ``limit`` objects a patch for
-  headers and build files together, the first ones the configuration builds;
+- for a changed header, the ``.c`` files that use what the patch changed in
+  it, then two of its other includers (``kernel.includers``), bounded: at
+  most ``limit`` objects a patch for headers and build files together, the
+  first ones the configuration builds;
 - for a changed Makefile, Kbuild or Kconfig, the objects of its directory.
 
 Each bounded choice is a ``Pick`` that says how many candidates there were
@@ -13,6 +14,7 @@ and which were compiled, so a report never hides that it sampled.
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -21,6 +23,10 @@ from napipatch.kernel.kbuild import Kbuild
 from napipatch.kernel.kbuildout import object_of_source
 from napipatch.tree import gitutil
 
+# An identifier more .c files use than this says little about which to build.
+RARE = 100
+# Includers compiled for a header besides the users of what changed in it.
+PLAIN = 2
 # Files whose change reaches every object (compiler flags, kbuild rules).
 _EVERYWHERE = ("Makefile", "scripts/Makefile.", "scripts/Kbuild.include",
                "arch/x86/Makefile")
@@ -80,10 +86,12 @@ def _blob(repo: Path, commit: str, path: str) -> str | None:
 class Pick:
     why: str  # the header or build file
     candidates: int  # .c files (or objects) it could have meant
+    users: int = 0  # of them, those using what the patch changed in the header
     picked: list[str] = field(default_factory=list)  # objects compiled for it
 
     def to_json(self) -> dict:
-        return {"why": self.why, "candidates": self.candidates, "picked": self.picked}
+        return {"why": self.why, "candidates": self.candidates, "users": self.users,
+                "picked": self.picked}
 
 
 def select(src: Path, kb: Kbuild, ch: PatchChanges, limit: int
@@ -94,8 +102,7 @@ def select(src: Path, kb: Kbuild, ch: PatchChanges, limit: int
            if o and kb.builds(o)]
     queues: list[tuple[Pick, list[str]]] = []
     for h in ch.headers:
-        cands = _header_candidates(src, h, ch, limit)
-        queues.append((Pick(h, len(cands)), [object_of_source(c) for c in cands]))
+        queues.append(_header_queue(src, h, ch, limit))
     for d in ch.build_dirs:
         objs = kb.objects_of(d)
         queues.append((Pick(d + "/", len(objs)), objs))
@@ -134,26 +141,26 @@ def _round_robin(kb: Kbuild, queues: list[tuple[Pick, list[str]]], chosen: list[
             return
 
 
-def _header_candidates(src: Path, header: str, ch: PatchChanges, limit: int) -> list[str]:
-    """.c files that see ``header``, most concerned first."""
+def _header_queue(src: Path, header: str, ch: PatchChanges, limit: int
+                  ) -> tuple[Pick, list[str]]:
+    """What to compile for a changed header, most concerned first: the .c
+    files using a rare identifier the patch changed in it (they see the
+    header, however many headers lie between), then ``PLAIN`` of its other
+    includers, nearest first (a warning inside the header shows in any)."""
     found = includers.find(src, header, ch.texts, enough=max(4 * limit, 100))
-    hdiff = _file_diff(ch.diff, header)
-    idents = includers.changed_identifiers(hdiff)
-    text = ch.texts.get(header) or ""
-    # A .c using an identifier the header declares gets it from the header,
-    # however many headers lie between them.
-    declared = [i for i in idents if i in text]
-    users = _users(src, declared, ch) if declared else []
-    cands = sorted(set(found.direct) | set(found.indirect) | set(users))
+    idents = includers.changed_identifiers(_file_diff(ch.diff, header))
+    used = {i: fs for i, fs in includers.uses(src, idents).items() if len(fs) <= RARE}
+    for p in ch.sources:  # the patch's own files, as they are at the patch
+        text = ch.texts.get(p) or ""
+        for i in idents:
+            if re.search(rf"\b{re.escape(i)}\b", text):
+                used.setdefault(i, set()).add(p)
+    users = set().union(*used.values()) if used else set()
     near = ch.sources + ch.headers
-    return includers.rank(src, cands, idents, near)
-
-
-def _users(src: Path, idents: list[str], ch: PatchChanges) -> list[str]:
-    args = [a for i in idents[:60] for a in ("-e", i)]
-    cp = gitutil.git(src, "grep", "-I", "-l", "-w", "-F", *args, "--", "*.c", check=False)
-    files = {p for p in cp.stdout.splitlines() if includers.kernel_file(p)}
-    return sorted(files | {p for p in ch.sources if ch.texts.get(p)})
+    others = includers.rank(sorted(set(found.direct + found.indirect) - users), {}, near)
+    order = includers.rank(sorted(users), used, near) + others[:PLAIN]
+    pick = Pick(header, len(users | set(found.direct) | set(found.indirect)), users=len(users))
+    return pick, [o for o in (object_of_source(c) for c in order) if o]
 
 
 def _file_diff(diff: str, path: str) -> str:

@@ -5,8 +5,8 @@ A header like ``include/linux/netdevice.h`` is included by some 1,500
 files directly and most of the tree through others; compiling them all per
 patch is what makes the netdev CI take hours. So the includers are found
 with ``git grep`` (directly, then through the headers that include it, a
-few levels deep), and ranked, deterministically: files that use the
-identifiers the patch changed in the header first (rarer identifiers
+few levels deep), and ranked, deterministically (``rank``): files that use
+the identifiers the patch changed in the header first (rarer identifiers
 weigh more), then files nearest to the patch's other files, then by path.
 """
 
@@ -161,22 +161,28 @@ def changed_identifiers(diff_text: str) -> list[str]:
     return sorted(ids)
 
 
-def rank(src: Path, candidates: list[str], idents: list[str], near: list[str]) -> list[str]:
-    """``candidates`` most concerned first: the patch's identifiers they use
-    (weighted by rarity), then nearness to the ``near`` paths, then path."""
+def uses(src: Path, idents: list[str]) -> dict[str, set[str]]:
+    """Per identifier, the kernel .c files that use it (one git grep)."""
+    out: dict[str, set[str]] = defaultdict(set)
+    if not idents:
+        return out
+    args = [a for i in idents[:60] for a in ("-e", i)]
+    cp = gitutil.git(src, "grep", "-I", "-o", "-w", "-F", *args, "--", "*.c", check=False)
+    for line in cp.stdout.splitlines():
+        path, _, ident = line.partition(":")
+        if kernel_file(path):
+            out[ident].add(path)
+    return out
+
+
+def rank(candidates, used: dict[str, set[str]], near: list[str]) -> list[str]:
+    """``candidates`` most concerned first: the identifiers of ``used`` they
+    use (a rarer one weighs more), then nearness to the ``near`` paths, then
+    path."""
     score: dict[str, float] = defaultdict(float)
-    if idents and candidates:
-        uses: dict[str, set[str]] = defaultdict(set)
-        cand = set(candidates)
-        args = [a for i in idents[:60] for a in ("-e", i)]
-        cp = gitutil.git(src, "grep", "-I", "-o", "-w", "-F", *args, "--", "*.c", check=False)
-        for line in cp.stdout.splitlines():
-            path, _, ident = line.partition(":")
-            if path in cand:
-                uses[ident].add(path)
-        for users in uses.values():
-            for path in users:
-                score[path] += 1.0 / len(users)
+    for users in used.values():
+        for path in users:
+            score[path] += 1.0 / len(users)
 
     def nearness(path: str) -> int:
         parts = path.split("/")
