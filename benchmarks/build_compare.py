@@ -17,7 +17,7 @@ ccache), with napipatch's own Builder (the one ``napipatch test run`` uses):
 With ``--all`` (K=1), steps 2..N follow incrementally too, so the
 incremental cost of the whole series is measured. The clean build is done
 once; its cost for an N-patch series is extrapolated as N times it. The
-series is applied with a temporary index (napipatch.apply.apply_in_index):
+series is applied with a temporary index (napipatch.tree.apply.apply_in_index):
 the tree's checkout and branches are untouched. Peak memory per step: the
 summed RSS of this process's tree (sampled) and the largest single process.
 """

@@ -33,6 +33,7 @@ Fix:
 
 from __future__ import annotations
 
+from napipatch.checks import check
 from napipatch.kernel.abidoc import ABI_DIR, What, documented, parse_whats
 from napipatch.kernel.sysfsattrs import (
     Attr,
@@ -52,18 +53,12 @@ from napipatch.mails.hunks import (
 )
 from napipatch.tree import treegrep
 
-ID = "abi"
-SUMMARY = "new sysfs attributes without a Documentation/ABI What: entry"
-SCOPE = "patch"
-NEEDS = "diff"
-VERSION = 1
-
 
 def _series_whats(ctx) -> list[What]:
     """What: lines any patch of the series adds or shows under Documentation/ABI."""
     out: list[What] = []
     for mail in ctx.series.patches:
-        diff = ctx.diff if mail is ctx.mail else parse_diff(mail.diff)
+        diff = ctx.diff if mail is ctx.mail else parse_diff(mail.diff, mail.origin)
         for pf in diff:
             if not pf.path.startswith(ABI_DIR) or pf.is_removed_file:
                 continue
@@ -116,6 +111,11 @@ def _new_attrs(pf, pre: str | None, post: str | None) -> list[Attr]:
     return list(out.values())
 
 
+@check(id="abi",
+       summary="new sysfs attributes without a Documentation/ABI What: entry",
+       scope="patch",
+       needs="diff",
+       version=1)
 def run(ctx):
     found: list[tuple[str, Attr]] = []
     for pf in source_files(ctx.diff):

@@ -27,16 +27,16 @@ tree skip them (their status says so); the diff-only checks still run.
 
 from __future__ import annotations
 
+from napipatch.checks import check
 from napipatch.tree.apply import OUTSIDE
 
-ID = "apply"
-SUMMARY = "every patch applies on the base (patch, file, hunk)"
-SCOPE = "series"
-NEEDS = "tree"
-NEEDS_APPLIED = False  # it reports the failure the other tree checks stop at
-VERSION = 1
 
-
+@check(id="apply",
+       summary="every patch applies on the base (patch, file, hunk)",
+       scope="series",
+       needs="tree",
+       version=1,
+       needs_applied=False)  # it reports the failure the other tree checks stop at
 def run(ctx):
     applied = ctx.tree.applied
     fl = applied.failure

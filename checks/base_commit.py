@@ -25,13 +25,14 @@ Fix:
 
 from __future__ import annotations
 
-ID = "base-commit"
-SUMMARY = "base-commit: trailer present and known to the tree"
-SCOPE = "series"
-NEEDS = "diff"
-VERSION = 2
+from napipatch.checks import check
 
 
+@check(id="base-commit",
+       summary="base-commit: trailer present and known to the tree",
+       scope="series",
+       needs="diff",
+       version=2)
 def run(ctx):
     s = ctx.series
     bc = s.base_commit

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import re
 
+from napipatch.checks import check
 from napipatch.kernel.cparse import (
     Field,
     blank_comments,
@@ -52,11 +53,6 @@ from napipatch.kernel.netcachelines import (
 )
 from napipatch.mails.hunks import hunk_lines
 
-ID = "cachelines"
-SUMMARY = "net_cachelines tables follow type, width, member and group changes of hot structs"
-SCOPE = "patch"
-NEEDS = "diff"
-VERSION = 1
 
 _OPEN = re.compile(r"^(struct|union)\s+(\w+)\s*(?:__\w+\s*)*\{")
 
@@ -271,6 +267,11 @@ def _diff_only(ctx, doc: Documented):
                       f"row from {doc.rst}", f.line, f"delete the '{name}' row from {doc.rst}")
 
 
+@check(id="cachelines",
+       summary="net_cachelines tables follow type, width, member and group changes of hot structs",
+       scope="patch",
+       needs="diff",
+       version=1)
 def run(ctx):
     paths = {pf.path for pf in ctx.diff}
     full = ctx.tree is not None and ctx.applied

@@ -6,8 +6,9 @@ What it catches:
     changes (parameter count, a parameter's or the return type, a rename,
     a removal), every call site in the tree after the patch (``drivers/``,
     ``net/``, ``tools/testing/`` ...), found with ``git grep -w`` (of the
-    base once, then of the files the series changed: ``napipatch.treegrep``)
-    and read with a real C parse (tree-sitter), is checked:
+    base once, then of the files the series changed:
+    ``napipatch.tree.treegrep``) and read with a real C parse (tree-sitter),
+    is checked:
 
     - error: a caller passing the wrong number of arguments, or still
       calling (or referencing) a removed or renamed function;
@@ -41,6 +42,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from napipatch.checks import check
 from napipatch.kernel.cparse_calls import (
     Occurrence,
     Proto,
@@ -49,12 +51,6 @@ from napipatch.kernel.cparse_calls import (
     prototypes,
 )
 from napipatch.tree import treegrep
-
-ID = "callsites"
-SUMMARY = "callers of functions whose prototype changes (count, types, rename, removal)"
-SCOPE = "patch"
-NEEDS = "tree"
-VERSION = 1
 
 
 @dataclass
@@ -177,6 +173,11 @@ def _call_text(o: Occurrence) -> str:
     return f"{o.name}({args})"
 
 
+@check(id="callsites",
+       summary="callers of functions whose prototype changes (count, types, rename, removal)",
+       scope="patch",
+       needs="tree",
+       version=1)
 def run(ctx):
     if not ctx.applied:
         return []

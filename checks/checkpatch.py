@@ -23,16 +23,13 @@ Fix:
 
 from __future__ import annotations
 
+from napipatch.checks import check
+
 import re
 import subprocess
 import tempfile
 from pathlib import Path
 
-ID = "checkpatch"
-SUMMARY = "scripts/checkpatch.pl --strict with the netdev CI's ignore list"
-SCOPE = "patch"
-NEEDS = "scripts"
-VERSION = 1
 
 _HEAD = re.compile(r"^(ERROR|WARNING|CHECK):([A-Z0-9_]+): (.*)$")
 _WHERE = re.compile(r"^#\d+: FILE: (.+?):(\d+):")
@@ -62,6 +59,11 @@ def parse(output: str) -> list[dict]:
     return out
 
 
+@check(id="checkpatch",
+       summary="scripts/checkpatch.pl --strict with the netdev CI's ignore list",
+       scope="patch",
+       needs="scripts",
+       version=1)
 def run(ctx):
     script = ctx.tree.scripts / "scripts" / "checkpatch.pl"
     if not script.is_file():

@@ -30,15 +30,11 @@ from __future__ import annotations
 
 import re
 
+from napipatch.checks import check
 from napipatch.kernel import kerneldoc
 from napipatch.kernel.cparse import FuncDecl, find_functions
 from napipatch.mails.hunks import added_lines, post_image, source_files
 
-ID = "kdoc"
-SUMMARY = "kernel-doc look-alikes (/* not /**), new kernel-doc warnings, parameter names"
-SCOPE = "patch"
-NEEDS = "diff"
-VERSION = 1
 
 _DEFINE = re.compile(r"^#\s*define\s+(\w+)")
 _TYPE = re.compile(r"^(?:typedef\s+)?(struct|union|enum)\s+(\w+)\s*(?:\{.*)?$")
@@ -218,6 +214,11 @@ def _new_warnings(ctx, files, posts):
                           hint=f"kernel-doc -none -Wall {w.file} gives it after this patch, not before")
 
 
+@check(id="kdoc",
+       summary="kernel-doc look-alikes (/* not /**), new kernel-doc warnings, parameter names",
+       scope="patch",
+       needs="diff",
+       version=1)
 def run(ctx):
     files = source_files(ctx.diff)
     if not files:

@@ -38,15 +38,11 @@ from __future__ import annotations
 import posixpath
 import re
 
+from napipatch.checks import check
 from napipatch.kernel.cblocks import Copy, Func, Template, find, functions, template
 from napipatch.mails.hunks import added_lines, source_files
 from napipatch.tree import gitutil
 
-ID = "leftover"
-SUMMARY = "a new helper replaced 2+ copies of a block but another copy remains"
-SCOPE = "patch"
-NEEDS = "tree"
-VERSION = 1
 
 # An added line that may open a function definition (not a declaration).
 _HEAD = re.compile(r"^[A-Za-z_][\w\s\*]*?\b(\w+)\s*\([^;]*$")
@@ -117,6 +113,11 @@ def _report(ctx, helper_file: str, f: Func, tpl: Template, replaced, path: str, 
         details=f"{f.name}() is defined at {helper_file}:{f.line}; copies it replaced:\n{was}")
 
 
+@check(id="leftover",
+       summary="a new helper replaced 2+ copies of a block but another copy remains",
+       scope="patch",
+       needs="tree",
+       version=1)
 def run(ctx):
     helpers = [(pf.path, f) for pf in source_files(ctx.diff) for f in _helpers(ctx, pf)]
     files: list[str] | None = None

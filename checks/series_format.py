@@ -27,15 +27,17 @@ Fix:
 
 from __future__ import annotations
 
-ID = "series-format"
-SUMMARY = "cover letter, at most 15 patches, numbering, versions, changelog"
-SCOPE = "series"
-NEEDS = "diff"
-VERSION = 1
+from napipatch.checks import check
+
 
 MAX_PATCHES = 15
 
 
+@check(id="series-format",
+       summary="cover letter, at most 15 patches, numbering, versions, changelog",
+       scope="series",
+       needs="diff",
+       version=1)
 def run(ctx):
     s = ctx.series
     n = len(s.patches)

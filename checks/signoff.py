@@ -21,13 +21,10 @@ Fix:
 
 from __future__ import annotations
 
+from napipatch.checks import check
+
 import re
 
-ID = "signoff"
-SUMMARY = "author's Signed-off-by, chain ends with the sender, Fixes: tags well formed"
-SCOPE = "patch"
-NEEDS = "diff"
-VERSION = 2
 
 _FIXES = re.compile(r'^([0-9a-f]{12,40}) \("(.+)"\)$')
 
@@ -37,6 +34,11 @@ def _email(value: str) -> str:
     return (m.group(1) if m else value).strip().lower()
 
 
+@check(id="signoff",
+       summary="author's Signed-off-by, chain ends with the sender, Fixes: tags well formed",
+       scope="patch",
+       needs="diff",
+       version=2)
 def run(ctx):
     mail = ctx.mail
     trailers = mail.trailers

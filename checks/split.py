@@ -23,11 +23,8 @@ Fix:
 
 from __future__ import annotations
 
-ID = "split"
-SUMMARY = "one patch mixing uAPI/spec, core code and several drivers"
-SCOPE = "patch"
-NEEDS = "diff"
-VERSION = 1
+from napipatch.checks import check
+
 
 CORE = ("net/core/", "include/linux/", "include/net/", "net/ipv4/", "net/ipv6/")
 
@@ -43,6 +40,11 @@ def _driver(path: str) -> str | None:
     return "/".join(dirs)
 
 
+@check(id="split",
+       summary="one patch mixing uAPI/spec, core code and several drivers",
+       scope="patch",
+       needs="diff",
+       version=1)
 def run(ctx):
     paths = [f.path for f in ctx.diff]
     uapi = [p for p in paths if p.startswith(("include/uapi/", "Documentation/netlink/specs/"))]

@@ -22,13 +22,14 @@ Fix:
 
 from __future__ import annotations
 
-ID = "subject"
-SUMMARY = "[PATCH tree vN M/T] form, tree tag, subsystem prefix"
-SCOPE = "patch"
-NEEDS = "diff"
-VERSION = 1
+from napipatch.checks import check
 
 
+@check(id="subject",
+       summary="[PATCH tree vN M/T] form, tree tag, subsystem prefix",
+       scope="patch",
+       needs="diff",
+       version=1)
 def run(ctx):
     s = ctx.mail.subject
     if not s.is_patch:

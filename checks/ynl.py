@@ -24,9 +24,10 @@ What it catches:
     Only the families the patch affects are regenerated, with the trusted
     generator of the base commit (``tools/net/ynl/ynl-gen-c.py``, or
     ``tools/net/ynl/pyynl/ynl_gen_c.py`` in newer trees) in a scratch
-    directory, a family's files in one interpreter (``napipatch/ynlbatch.py``);
-    an info line says which. Generated files are found as ``ynl-regen.sh``
-    finds them, by their ``YNL-GEN`` header.
+    directory, a family's files in one interpreter
+    (``napipatch/kernel/ynlbatch.py``); an info line says which. Generated
+    files are found as ``ynl-regen.sh`` finds them, by their ``YNL-GEN``
+    header.
 
 Why a reviewer cares:
     The netdev CI runs ``ynl-regen.sh -f`` and fails the series when the
@@ -53,14 +54,10 @@ from __future__ import annotations
 
 import re
 
-from napipatch.kernel import ynlspec
+from napipatch.checks import check
+from napipatch.kernel import ynlgen, ynlspec
 from napipatch.tree import treegrep
 
-ID = "ynl"
-SUMMARY = "netlink specs validate; generated YNL code and uapi copies match the spec"
-SCOPE = "patch"
-NEEDS = "tree"
-VERSION = 1
 
 REGEN_HINT = "tools/net/ynl/ynl-regen.sh -f"
 _UAPI = re.compile(r"^(?:tools/)?include/uapi/linux/(.+\.h)$")
@@ -75,6 +72,11 @@ def _touched(ctx) -> set[str]:
     return out
 
 
+@check(id="ynl",
+       summary="netlink specs validate; generated YNL code and uapi copies match the spec",
+       scope="patch",
+       needs="tree",
+       version=1)
 def run(ctx):
     if not ctx.applied:
         return []
@@ -114,7 +116,7 @@ def _uapi_pairs(ctx, touched: set[str]):
         stale = kern if (tools in touched and kern not in touched) else tools
         fresh = tools if stale == kern else kern
         fresh_text, stale_text = (k_post, t_post) if fresh == kern else (t_post, k_post)
-        details, first = ynlspec.diff(stale_text, fresh_text, f"a/{stale}", f"b/{stale}")
+        details, first = ynlgen.diff(stale_text, fresh_text, f"a/{stale}", f"b/{stale}")
         if k_pre is not None and t_pre is not None and k_pre != t_pre:
             yield ctx.finding(
                 "info", f"{tools} was already out of sync with {kern} before this patch; "
@@ -166,7 +168,7 @@ def _families(ctx, specs: set[str], gen_touched: list[ynlspec.Generated], gen_ch
         findings += got
         if post is None:
             continue
-        results = ynlspec.regenerate(scripts, files, _generator_inputs(ctx, spec_path, post,
+        results = ynlgen.regenerate(scripts, files, _generator_inputs(ctx, spec_path, post,
                                                                        schemas))
         stale = 0
         for r in results:
@@ -237,7 +239,7 @@ def _compare_generated(ctx, spec_path: str, r, edited: bool, hand_edited: set[st
             file=spec_path, details=r.error, hint="fix the spec; then " + REGEN_HINT)
     if r.text == have:
         return None
-    details, first = ynlspec.diff(have, r.text, f"a/{r.file.path}",
+    details, first = ynlgen.diff(have, r.text, f"a/{r.file.path}",
                                   f"b/{r.file.path} (regenerated)")
     why = (" (not regenerated after the spec change)"
            if edited and r.file.path not in hand_edited

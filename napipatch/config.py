@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field, fields
 from pathlib import Path
+from typing import NamedTuple
 
 import git
 
@@ -26,68 +27,63 @@ def _default_cache() -> Path:
     return Path(base) / "napipatch"
 
 
-# key -> (attribute, default, help). The README's table is checked against
-# this list by tests/test_config.py, so the docs cannot drift from the code.
-KEYS: list[tuple[str, str, str, str]] = [
-    ("napipatch.series-dir", "series_dir", "series",
-     "where the series store lives (relative to the current directory)"),
-    ("napipatch.lore-url", "lore_url", "https://lore.kernel.org/all",
-     "public-inbox used by `series import MSGID` (b4)"),
-    ("napipatch.tree", "tree", "",
-     "default kernel tree for --tree/--repo"),
-    ("napipatch.tree-tag", "tree_tag", "net-next",
-     "tree tag written into subjects by `series export`"),
-    ("napipatch.cache-dir", "cache_dir", str(_default_cache()),
-     "results cache, trusted script copies, build directories"),
-    ("napipatch.jobs", "jobs", str(os.cpu_count() or 2),
-     "checks run in parallel"),
-    ("napipatch.check-timeout", "check_timeout", "600",
-     "seconds one check may run on one patch before it is reported as timed out (0: no limit)"),
-    ("napipatch.checkpatch-ignore", "checkpatch_ignore",
-     "COMMIT_LOG_LONG_LINE,MACRO_ARG_REUSE,ALLOC_SIZEOF_STRUCT,NO_AUTHOR_SIGN_OFF,"
-     "GIT_COMMIT_ID,CAMELCASE,FILE_PATH_CHANGES,BAD_REPORTED_BY_LINK",
-     "checkpatch types ignored (the netdev CI's list)"),
-    ("napipatch.base-behind-warn", "base_behind_warn", "500",
-     "warn when base-commit is this many commits behind the branch head"),
-    ("napipatch.hook-strict", "hook_strict", "false",
-     "a hook whose napipatch run fails blocks the send/push (default: warn and let it go)"),
-    ("napipatch.executor", "executor", "local",
-     "where build/boot jobs run: local, or celery (workers started with `napipatch worker`)"),
-    ("napipatch.broker-url", "broker_url", "redis://127.0.0.1:6379/0",
-     "Celery broker for the celery executor"),
-    ("napipatch.result-backend", "result_backend", "",
-     "Celery result backend (default: the broker)"),
-    ("napipatch.broker-visibility-timeout", "broker_visibility_timeout", "3600",
-     "seconds before a job taken by a worker that died is delivered again"),
-    ("napipatch.job-retries", "job_retries", "3",
-     "retries of a job that hit an infrastructure failure (host unreachable, disk full)"),
-    ("napipatch.job-retry-delay", "job_retry_delay", "30",
-     "seconds between those retries"),
-    ("napipatch.warnings-objects", "warnings_objects", "50",
-     "most objects `test warnings` compiles a patch for its headers and build files, "
-     "per configuration"),
-]
+def _key(name: str, default: object, helptext: str):
+    """A Config field that is the git config key ``name``: its default (of
+    the field's type) and the help ``napipatch config`` prints beside it."""
+    return field(default=default, metadata={"key": name, "help": helptext})
 
 
 @dataclass
 class Config:
-    series_dir: str = "series"
-    lore_url: str = "https://lore.kernel.org/all"
-    tree: str = ""
-    tree_tag: str = "net-next"
-    cache_dir: str = str(_default_cache())
-    jobs: int = 2
-    check_timeout: float = 600.0
-    checkpatch_ignore: str = ""
-    base_behind_warn: int = 500
-    hook_strict: bool = False
-    executor: str = "local"
-    broker_url: str = "redis://127.0.0.1:6379/0"
-    result_backend: str = ""
-    broker_visibility_timeout: int = 3600
-    job_retries: int = 3
-    job_retry_delay: float = 30.0
-    warnings_objects: int = 50
+    """Every napipatch.* key declared once, as a field: its type, its
+    default and its help. KEYS (below) is derived from these fields."""
+
+    series_dir: str = _key("napipatch.series-dir", "series",
+                           "where the series store lives (relative to the current directory)")
+    lore_url: str = _key("napipatch.lore-url", "https://lore.kernel.org/all",
+                         "public-inbox used by `series import MSGID` (b4)")
+    tree: str = _key("napipatch.tree", "", "default kernel tree for --tree/--repo")
+    tree_tag: str = _key("napipatch.tree-tag", "net-next",
+                         "tree tag written into subjects by `series export`")
+    cache_dir: str = _key("napipatch.cache-dir", str(_default_cache()),
+                          "results cache, trusted script copies, build directories")
+    jobs: int = _key("napipatch.jobs", os.cpu_count() or 2,
+                     "checks run in parallel, and make -j of build/boot jobs (test --jobs overrides)")
+    check_timeout: float = _key(
+        "napipatch.check-timeout", 600.0,
+        "seconds one check may run on one patch before it is reported as timed out (0: no limit)")
+    checkpatch_ignore: str = _key(
+        "napipatch.checkpatch-ignore",
+        "COMMIT_LOG_LONG_LINE,MACRO_ARG_REUSE,ALLOC_SIZEOF_STRUCT,NO_AUTHOR_SIGN_OFF,"
+        "GIT_COMMIT_ID,CAMELCASE,FILE_PATH_CHANGES,BAD_REPORTED_BY_LINK",
+        "checkpatch types ignored (the netdev CI's list)")
+    base_behind_warn: int = _key(
+        "napipatch.base-behind-warn", 500,
+        "warn when base-commit is this many commits behind the branch named by --base "
+        "(the bot: its branch for the tree tag)")
+    hook_strict: bool = _key(
+        "napipatch.hook-strict", True,
+        "a hook that could not check everything (a check crashed, timed out or could not run) "
+        "blocks the send/push; false: warn, saying what was not checked, and let it go")
+    executor: str = _key(
+        "napipatch.executor", "local",
+        "where build/boot jobs run: local, or celery (workers started with `napipatch worker`)")
+    broker_url: str = _key("napipatch.broker-url", "redis://127.0.0.1:6379/0",
+                           "Celery broker for the celery executor")
+    result_backend: str = _key("napipatch.result-backend", "",
+                               "Celery result backend (default: the broker)")
+    broker_visibility_timeout: int = _key(
+        "napipatch.broker-visibility-timeout", 3600,
+        "seconds before a job taken by a worker that died is delivered again")
+    job_retries: int = _key(
+        "napipatch.job-retries", 3,
+        "retries of a job that hit an infrastructure failure (host unreachable, disk full)")
+    job_retry_delay: float = _key("napipatch.job-retry-delay", 30.0,
+                                  "seconds between those retries")
+    warnings_objects: int = _key(
+        "napipatch.warnings-objects", 50,
+        "most objects `test warnings` compiles a patch for its headers and build files, "
+        "per configuration")
     # Every napipatch.* value as git gave it (per-target keys such as
     # napipatch.idpf.host live only here), and where each one came from.
     raw: dict = field(default_factory=dict)
@@ -108,6 +104,36 @@ class Config:
     def get(self, key: str, default: str = "") -> str:
         return self.raw.get(key.lower(), default)
 
+    def section(self, name: str, types: dict[str, type]) -> dict[str, object]:
+        """The ``napipatch.NAME.*`` keys that are set (a target's host, say),
+        each parsed into its type from ``types`` (others stay strings); a
+        bad value names the key and its file."""
+        prefix = f"napipatch.{name}.".lower()
+        out: dict[str, object] = {}
+        for key, value in self.raw.items():
+            if key.startswith(prefix) and value:
+                sub = key[len(prefix):]
+                out[sub] = parse_value(key, value, types.get(sub, str), self.origins.get(key, ""))
+        return out
+
+
+class Key(NamedTuple):
+    key: str  # napipatch.jobs
+    attr: str  # jobs: the Config field
+    default: str  # the default as git config would spell it
+    help: str
+
+
+def _spelled(value: object) -> str:
+    if isinstance(value, bool):
+        return str(value).lower()
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+# The keys in declaration order, for `napipatch config` and the docs'
+# table (tests/test_config.py checks every key is documented).
+KEYS: list[Key] = [Key(f.metadata["key"], f.name, _spelled(f.default), f.metadata["help"])
+                   for f in fields(Config) if "key" in f.metadata]
 
 _TRUE = ("", "true", "yes", "on", "1")  # a key with no value is true in git
 _FALSE = ("false", "no", "off", "0")
@@ -204,7 +230,7 @@ def layers(tree: Path | None = None) -> list[tuple[str, str, str, str]]:
 
 def load(repo: Path | None = None) -> Config:
     """The typed configuration for a command working on the tree ``repo``."""
-    cfg = Config(**{attr: default for _k, attr, default, _h in KEYS})
+    cfg = Config()
     raw: dict[str, str] = {}
     origins: dict[str, str] = {}
     for _scope, origin, key, value in layers(repo):
@@ -215,8 +241,7 @@ def load(repo: Path | None = None) -> Config:
         raw["napipatch.series-dir"], origins["napipatch.series-dir"] = env_store, \
             "env:NAPIPATCH_SERIES_DIR"
     kinds = {f.name: f.type for f in fields(Config)}
-    for key, attr, default, _help in KEYS:
-        value = raw.get(key, default)
-        setattr(cfg, attr, parse_value(key, value, kinds[attr],
-                                       origins.get(key, "default")))
+    for k in KEYS:
+        if k.key in raw:
+            setattr(cfg, k.attr, parse_value(k.key, raw[k.key], kinds[k.attr], origins[k.key]))
     return cfg

@@ -20,7 +20,6 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 LORE = Path(__file__).resolve().parent / "fixtures" / "lore"  # copied from shared/lore
-FIXTURES = Path(__file__).resolve().parent / "fixtures"
 TARBALL = Path("/usr/src/linux-source-6.12.tar.xz")
 
 
@@ -47,7 +46,7 @@ def _unmarked(items) -> list[str]:
 # test_flagship.py (marker `last`) boots threaded-busy-poll@v5, which leaves
 # the shared virtio-net build at the v5 tip: v5 changes netdevice.h and the
 # uapi netdev.h, so a build test that ran after it in the same run would first
-# recompile ~225 objects (2-5 min a step on 2 cores, README "The flagship")
+# recompile ~225 objects (2-5 min a step on 2 cores, benchmarks/README.md)
 # instead of the ~15 s incremental steps the build tests are written for, and
 # test_distributed's Celery waits (120 s / 300 s / 900 s) would be exposed to
 # that rebuild. So the flagship must run after every other build test.

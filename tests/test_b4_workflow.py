@@ -199,6 +199,30 @@ def test_hook_install_b4_runs_in_b4_prep_check_and_uninstall_restores(cli, tmp_p
     assert before.count("am-perpatch-check-cmd") == after.count("am-perpatch-check-cmd")
 
 
+def test_b4_prep_check_never_passes_a_patch_whose_checks_gave_no_result(cli, tmp_path):
+    """b4 counts a line with ERROR: as a failure: a check that timed out is one."""
+    repo = small_repo(tmp_path / "repo")
+    (repo / "a.c").write_text("int a;\n")
+    git(repo, "add", "a.c")
+    git(repo, "commit", "-q", "-m", "base")
+    cli("hook", "install", "--b4", "--repo", repo, check=0)
+    env = dict(os.environ, XDG_CACHE_HOME=str(tmp_path / "b4cache"))
+    run = lambda *a: subprocess.run([B4, *a], cwd=repo, capture_output=True, text=True, env=env)  # noqa: E731
+    assert run("prep", "-n", "demo").returncode == 0
+    (repo / "a.c").write_text("int a = 1;\n")
+    git(repo, "commit", "-q", "-am", "net: a: initialise a\n\nSo it is 1.\n\n"
+        "Signed-off-by: T <t@example.org>")
+    cp = run("prep", "--check")
+    assert "Error: 0" in cp.stdout + cp.stderr, cp.stdout + cp.stderr
+    git(repo, "config", "napipatch.check-timeout", "0.000001")
+    env["XDG_CACHE_HOME"] = str(tmp_path / "b4cache2")   # b4 caches a commit's check results
+    cp = run("prep", "--check")
+    out = cp.stdout + cp.stderr
+    assert "python: ERROR: [signoff] timed out: ran past 1e-06 s; this patch is not fully " \
+        "checked" in out, out
+    assert "Error: 1" in out
+
+
 MID = "20250321021517.0-skhawaja@reconstructed.invalid"
 
 

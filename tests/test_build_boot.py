@@ -16,7 +16,8 @@ import pytest
 
 from conftest import commit_files, edit, format_patch
 
-pytestmark = [pytest.mark.build, pytest.mark.tree]
+# A build test may pay the first kernel build (pyproject.toml: timeout).
+pytestmark = [pytest.mark.build, pytest.mark.tree, pytest.mark.timeout(3600)]
 
 DEV_C = "net/core/dev.c"
 THREADED = "int dev_set_threaded(struct net_device *dev, bool threaded)\n{\n"

@@ -1,14 +1,37 @@
-"""napipatch.* keys: documented in README.md and honoured from git config."""
+"""napipatch.* keys: documented in docs/configuration.md and honoured from git config."""
 
 from conftest import LORE, ROOT, format_patch, git, small_repo
 
-from napipatch.config import KEYS
+from dataclasses import fields
+
+from napipatch.config import KEYS, Config, parse_value
 
 
 def test_every_key_is_documented():
-    readme = (ROOT / "README.md").read_text()
+    doc = (ROOT / "docs" / "configuration.md").read_text()
     for key, _attr, _default, _help in KEYS:
-        assert f"| `{key}` |" in readme, key
+        assert f"| `{key}` |" in doc, key
+
+
+def test_defaults_are_declared_once(tmp_path, monkeypatch):
+    """What `load` gives with no git config, what Config() gives, and the
+    default KEYS (napipatch config, the docs) spell are the same values."""
+    from napipatch.config import load
+
+    gc = tmp_path / "gitconfig"
+    gc.write_text("")
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(gc))
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    monkeypatch.delenv("NAPIPATCH_SERIES_DIR", raising=False)
+    monkeypatch.chdir(tmp_path)
+    loaded, plain = load(), Config()
+    kinds = {f.name: f.type for f in fields(Config)}
+    assert len(KEYS) == len(kinds) - 2  # every field but raw and origins is a key
+    for key, attr, default, _help in KEYS:
+        assert getattr(loaded, attr) == getattr(plain, attr) == \
+            parse_value(key, default, kinds[attr]), key
+        assert key not in loaded.origins
+    assert "GIT_COMMIT_ID" in plain.checkpatch_ignore.split(",")
 
 
 def test_series_dir_from_git_config(cli, tmp_path):

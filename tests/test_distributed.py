@@ -4,7 +4,7 @@ Real parts: redis-server and `napipatch worker` (Celery) on loopback,
 a real virtio-net boot job, kill -9 of the worker mid-job; OpenSSH's sshd
 on loopback as the "idpf host", the test plan run over SSH on a veth pair
 in network namespaces (no idpf NIC can exist here: on real hardware the
-plan runs on the idpf interface after kexec, see README).
+plan runs on the idpf interface after kexec, see docs/distributed.md).
 """
 
 from __future__ import annotations
@@ -24,7 +24,8 @@ from pathlib import Path
 import pytest
 
 
-pytestmark = [pytest.mark.build, pytest.mark.tree]
+# A build test may pay the first kernel build (pyproject.toml: timeout).
+pytestmark = [pytest.mark.build, pytest.mark.tree, pytest.mark.timeout(3600)]
 
 
 def _free_port() -> int:

@@ -66,7 +66,39 @@ def test_editing_a_helper_is_a_cache_miss(tmp_path, monkeypatch):
     cachemod._closure_hash.cache_clear()
 
 
-def test_every_registered_check_has_a_fingerprint_over_its_helpers():
-    for check in discover().values():
-        version, digest = check.fingerprint.split("-")
-        assert version == str(check.version) and len(digest) == 16
+def _fingerprint(name: str, version: int = 1) -> str:
+    """The fingerprint a fresh process would compute for fakechecks.NAME."""
+    for mod in [n for n in sys.modules if n.startswith("fakechecks")]:
+        del sys.modules[mod]
+    cachemod._closure_hash.cache_clear()
+    mod = importlib.import_module(f"fakechecks.{name}")
+    return CheckInfo(id=name, summary="s", scope="series", needs="diff", version=version,
+                     module=mod).fingerprint
+
+
+def test_a_fingerprint_changes_with_the_checks_code_and_its_helpers(tmp_path, monkeypatch):
+    monkeypatch.syspath_prepend(str(tmp_path))
+    pkg = _fake_check(tmp_path, "def message():\n    return 'old'\n")
+    # A second check running the same helper: same helper, other code.
+    (pkg / "whisper.py").write_text((pkg / "shout.py").read_text().replace("shout", "whisper"))
+    try:
+        first = _fingerprint("shout")
+        assert _fingerprint("shout") == first  # stable while nothing changes
+        assert _fingerprint("whisper") != first  # differs between checks
+        assert _fingerprint("shout", version=2) != first
+
+        (pkg / "helper.py").write_text("def message():\n    return 'new'\n")
+        helper_edited = _fingerprint("shout")
+        assert helper_edited != first
+
+        (pkg / "shout.py").write_text((pkg / "shout.py").read_text() + "# edited\n")
+        assert _fingerprint("shout") not in (first, helper_edited)
+    finally:
+        cachemod._closure_hash.cache_clear()
+
+
+def test_registered_checks_have_distinct_fingerprints():
+    checks = discover().values()
+    prints = {c.fingerprint for c in checks}
+    assert len(prints) == len(checks)
+    assert all(c.fingerprint.startswith(f"{c.version}-") for c in checks)

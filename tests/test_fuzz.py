@@ -4,11 +4,12 @@ the real lore mails (tests/fixtures/lore) and the shipped series (series/).
 Classes: truncated mails, bit flips, charsets and transfer encodings,
 header injection (control characters, newlines, the Message-ID the stdlib
 parser chokes on, undecodable bytes), patch numbering (huge, zero,
-inverted, mixed), sizes (long headers, many messages, a 100,000-line
-hunk), diff paths (``..``, absolute, newlines, symlinks, binary), MIME
-structure, filesystem oddities in patch directories and as the target
-(FIFOs, /dev/zero, symlink loops, directories named like patches), and
-imports under hostile names followed by checks of what was stored.
+inverted, mixed), sizes (long headers, many messages, a 20,000-line hunk;
+test_hostile.py has the 100,000-line one), diff paths (``..``, absolute,
+newlines, symlinks, binary), MIME structure, filesystem oddities in patch
+directories and as the target (FIFOs, /dev/zero, symlink loops, directories
+named like patches), and imports under hostile names followed by checks of
+what was stored.
 
 Every input must: exit 0, 1 or 2 (3 is an internal error: a failure
 here), print no traceback, finish within its time limit, and write
@@ -156,17 +157,6 @@ def m_mime(r, m):
         b"\n\n" + body + (b"\n--" + bnd + b"--\n" if r.random() < 0.5 else b"")
     return set_header(head + b"\n\n" + parts, "Content-Type",
                       b"multipart/" + r.choice([b"mixed", b"alternative"]) + b"; boundary=" + bnd)
-
-
-def m_hunk(r, m):
-    n = r.choice([1000, 100_000])
-    hunk = b"".join(b"+static int f%d\n" % i for i in range(n))
-    i = m.find(b"diff --git ")
-    if i < 0:
-        return m
-    return (m[:i] + b"diff --git a/net/core/big.c b/net/core/big.c\nnew file mode 100644\n"
-            b"--- /dev/null\n+++ b/net/core/big.c\n@@ -0,0 +1," + str(n).encode() + b" @@\n"
-            + hunk + m[i:])
 
 
 MAIL_MUTATORS = [m_truncate, m_bitflip, m_charset, m_header, m_numbering, m_size, m_paths,
@@ -397,7 +387,7 @@ def _tree_edit(r, text: str, path: str) -> str | None:
         return None
     if kind == 1:
         return ""
-    if kind == 2:   # a 20,000-line hunk (the 100,000-line one runs without --tree)
+    if kind == 2:   # a 20,000-line hunk (test_hostile.py: a 100,000-line one, no --tree)
         return text + "".join(f"static int fuzz_{i}\n" for i in range(20_000))
     if kind == 3:   # an unterminated comment or kernel-doc block
         return "\n".join(lines[:at] + ["/**", " * fuzz() - broken", " * @x:"] + lines[at:])

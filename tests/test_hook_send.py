@@ -239,6 +239,32 @@ def test_validate_hook_series_checks_on_the_last_message(cli, env, smtp, linux, 
     assert not any((linux / ".git" / "napipatch" / "sendemail").iterdir())
 
 
+def test_checks_that_gave_no_result_block_the_hook_and_send(cli, env, smtp, linux, commits):
+    """A series nobody finished checking is never let through as clean."""
+    files = _export(cli, env, linux, commits["base"], commits["c1"], "slow")
+    cli("hook", "install", "--repo", linux, "--sendemail", "--only", ONLY, env=env, check=0)
+    # A budget no check can meet: every unit is stopped as soon as it starts.
+    git(linux, "config", "napipatch.check-timeout", "0.000001")
+    cp = _send_email(linux, env, files)
+    assert cp.returncode != 0
+    assert "NOT CHECKED: signoff timed out" in cp.stderr
+    assert "napipatch: sendemail-validate: " in cp.stderr and "not fully checked (0 of 2 checks " \
+        "completed; 2 timed out: signoff, subject); this blocks" in cp.stderr
+    assert smtp.envelopes == []
+
+    cp = cli("send", "slow", "--repo", linux, "--only", ONLY, "--to", "netdev@example.org",
+             "--dry-run", env=env)
+    assert cp.returncode == 2, (cp.stdout, cp.stderr)
+    assert "napipatch: slow: not sent: not fully checked (0 of 3 checks completed; 3 timed " \
+        "out: series-format, signoff, subject) (--force sends anyway)" in cp.stderr
+
+    git(linux, "config", "napipatch.hook-strict", "false")
+    cp = _send_email(linux, env, files)
+    assert cp.returncode == 0, cp.stderr
+    assert "NOT fully checked (" in cp.stderr and "letting it go" in cp.stderr
+    assert len(smtp.envelopes) == len(files)
+
+
 def test_validate_hook_chains_existing_hook_and_uninstall_restores_it(cli, env, smtp, linux, commits):
     files = _export(cli, env, linux, commits["base"], commits["c2"], "gro")
     log = linux.parent / "old-hook.log"
@@ -286,17 +312,18 @@ def test_install_respects_core_hooks_path_and_refuses_a_clash(cli, env, linux):
     assert not (linux / "myhooks" / "sendemail-validate").exists()
 
 
-def test_hook_internal_failure_warns_unless_strict(env, linux, tmp_path):
+def test_hook_internal_failure_blocks_unless_relaxed(env, linux, tmp_path):
     junk = tmp_path / "notes.txt"
     junk.write_text("just some notes\n")
     cp = _hook_run(linux, env, "sendemail-validate", "--", junk)
+    assert cp.returncode == 2
+    assert "napipatch: error: sendemail-validate hook could not check:" in cp.stderr
+    assert "not an mbox" in cp.stderr and "--no-validate sends anyway" in cp.stderr
+    git(linux, "config", "napipatch.hook-strict", "false")
+    cp = _hook_run(linux, env, "sendemail-validate", "--", junk)
     assert cp.returncode == 0
     assert "napipatch: warning: sendemail-validate hook could not check" in cp.stderr
-    assert "not an mbox" in cp.stderr
-    git(linux, "config", "napipatch.hook-strict", "true")
-    cp = _hook_run(linux, env, "sendemail-validate", "--", junk)
-    assert cp.returncode == 2
-    assert "napipatch: error: sendemail-validate hook:" in cp.stderr
+    assert "NOT checked, letting it go (napipatch.hook-strict is false)" in cp.stderr
     cp = _hook_run(linux, env, "post-commit")
     assert cp.returncode == 2 and "post-commit: no such hook" in cp.stderr
 

@@ -283,12 +283,81 @@ def imports_of_the_app(root: Path, package: str = PACKAGE, app: str = "cli") -> 
             if imp.target == pkg and imp.source.startswith(pkg + ".")]
 
 
+# ------------------------------------------------------------------ layers
+# Who may import whom: the one statement of napipatch's layers. A unit is a
+# sub-package or a module directly in napipatch/; a module may import its
+# own unit, the package itself (its version) and the units listed for it.
+# The flow reads downwards: mails -> tree -> kernel -> checks -> engine ->
+# report, with store, jobs and bench beside it and the front-ends on top.
+FOUNDATION = {"errors", "fileio", "tomlconf"}
+LAYERS: dict[str, set[str]] = {
+    "errors": set(),
+    "fileio": {"errors"},
+    "tomlconf": {"errors"},
+    "config": {"errors"},
+    "mails": FOUNDATION,
+    "tree": {"mails"} | FOUNDATION,
+    "kernel": {"tree"} | FOUNDATION,
+    "report": {"mails"} | FOUNDATION,
+    "checks": {"kernel", "tree", "mails", "report"} | FOUNDATION,
+    "engine": {"checks", "kernel", "tree", "mails", "report", "config"} | FOUNDATION,
+    "store": {"tree", "mails", "report"} | FOUNDATION,
+    "jobs": {"kernel", "tree", "mails", "report"} | FOUNDATION,
+    "bench": {"engine", "jobs", "store", "kernel", "tree", "mails", "report", "config"} | FOUNDATION,
+    "send": {"engine", "store", "kernel", "tree", "mails", "report", "config"} | FOUNDATION,
+    "bot": {"engine", "jobs", "store", "kernel", "tree", "mails", "report", "config"} | FOUNDATION,
+    "cli": {"bench", "bot", "send", "engine", "jobs", "store", "kernel", "tree", "mails",
+            "report", "config"} | FOUNDATION,
+    "__main__": {"cli"},
+    "templates": set(),
+    "targets": set(),
+}
+
+
+def unit_of(name: str, package: str = PACKAGE) -> str:
+    parts = name.split(".")
+    return parts[1] if len(parts) > 1 and parts[0] == package else package
+
+
+def layer_violations(root: Path, layers: dict[str, set[str]], package: str = PACKAGE) -> list[str]:
+    """One line per import that crosses the layers the wrong way, per unit
+    missing from ``layers``, and per private name imported from another unit."""
+    mods = discover(package_dirs(root, package))
+    out = [f"{name}: a unit the layer contract does not list (add it to LAYERS)"
+           for name in sorted({unit_of(m, package) for m in mods} - set(layers) - {package})]
+    for imp in imports(mods):
+        a, b = unit_of(imp.source, package), unit_of(imp.target, package)
+        if a != b and b != package and a in layers and b not in layers[a]:
+            out.append(f"{imp.where(root)}: {imp.source} imports {imp.target}: "
+                       f"{a} may not import {b}")
+    for mod in mods.values():
+        tree = ast.parse(mod.path.read_text(), filename=str(mod.path))
+        for node, _scope in _import_nodes(tree):
+            if not isinstance(node, ast.ImportFrom) or not node.module or node.level:
+                continue
+            other = unit_of(node.module, package)
+            private = [a.name for a in node.names if a.name.startswith("_")
+                       and not a.name.startswith("__")]
+            if private and node.module.startswith(package + ".") \
+                    and other != unit_of(mod.name, package):
+                out.append(f"{_rel(mod.path, root)}:{node.lineno}: {mod.name} imports the "
+                           f"private {', '.join(private)} from {node.module}")
+    return out
+
+
 # ------------------------------------------------------ the real package
 def test_no_import_cycles():
     cycles = import_cycles(ROOT)
     if cycles:
         pytest.fail(f"{len(cycles)} import cycle(s) among napipatch's modules:\n\n"
                     + "\n\n".join(cycles), pytrace=False)
+
+
+def test_imports_follow_the_layers():
+    bad = layer_violations(ROOT, LAYERS)
+    if bad:
+        pytest.fail(f"{len(bad)} import(s) against the layer contract (LAYERS in "
+                    "tests/test_layout.py):\n  " + "\n  ".join(bad), pytrace=False)
 
 
 def test_few_modules_directly_in_the_package():
@@ -479,3 +548,25 @@ def test_every_declared_dependency_is_imported():
         if not tops & used:
             unused.append(name)
     assert not unused, f"declared but never imported: {unused}"
+
+
+def test_synthetic_layer_violations_are_found(tmp_path):
+    _write(tmp_path, {
+        "pkg/__init__.py": "",
+        "pkg/low/__init__.py": "",
+        "pkg/low/a.py": "def _helper():\n    pass\n",
+        "pkg/high/__init__.py": "",
+        "pkg/high/b.py": "from pkg.low.a import _helper\n",
+        "pkg/low/c.py": "def f():\n    from pkg.high import b\n",   # upwards, in a function
+        "pkg/extra.py": "",
+    })
+    layers = {"low": set(), "high": {"low"}}
+    got = layer_violations(tmp_path, layers, "pkg")
+    assert got == [
+        "extra: a unit the layer contract does not list (add it to LAYERS)",
+        "pkg/low/c.py:2 (in f): pkg.low.c imports pkg.high.b: low may not import high",
+        "pkg/high/b.py:1: pkg.high.b imports the private _helper from pkg.low.a",
+    ]
+    _write(tmp_path, {"pkg/low/c.py": "", "pkg/high/b.py": "from pkg.low.a import helper\n",
+                      "pkg/low/a.py": "def helper():\n    pass\n"})
+    assert layer_violations(tmp_path, dict(layers, extra=set()), "pkg") == []

@@ -17,7 +17,8 @@ import pytest
 
 from conftest import ROOT
 
-pytestmark = [pytest.mark.build, pytest.mark.tree, pytest.mark.last]
+# A build test may pay the first kernel build (pyproject.toml: timeout).
+pytestmark = [pytest.mark.build, pytest.mark.tree, pytest.mark.last, pytest.mark.timeout(3600)]
 
 V5 = ROOT / "series" / "threaded-busy-poll" / "v5"
 GOOD = "+\tif (state & NAPIF_STATE_THREADED_BUSY_POLL)\n+\t\treturn NETDEV_NAPI_THREADED_BUSY_POLL;\n"

@@ -8,22 +8,22 @@ from napipatch.mails.subject import NETDEV_TREES, parse_subject
 from napipatch.store import b4api
 
 FORMS = [
-    # subject, version, index, total, tree, rfc, resend
-    ("[PATCHv3 net-next 2/4] net: a", 3, 2, 4, "net-next", False, False),
-    ("[PATCH v3 net-next 2/4] net: a", 3, 2, 4, "net-next", False, False),
-    ("[RFC PATCH net-next v2 0/5] net: a", 2, 0, 5, "net-next", True, False),
-    ("[PATCH RESEND net] net: a", 1, 1, 1, "net", False, True),
-    ("[PATCH bpf-next/net v2 1/3] bpf: a", 2, 1, 3, "bpf-next/net", False, False),
-    ("[PATCH net-next 02/10] net: a", 1, 2, 10, "net-next", False, False),
+    # subject, version, index, total, tree, rfc, resend, title
+    ("[PATCHv3 net-next 2/4] net: a", 3, 2, 4, "net-next", False, False, "net: a"),
+    ("[PATCH v3 net-next 2/4] net: a", 3, 2, 4, "net-next", False, False, "net: a"),
+    ("[RFC PATCH net-next v2 0/5] net: a", 2, 0, 5, "net-next", True, False, "net: a"),
+    ("[PATCH RESEND net] net: a", 1, 1, 1, "net", False, True, "net: a"),
+    ("[PATCH bpf-next/net v2 1/3] bpf: a", 2, 1, 3, "bpf-next/net", False, False, "bpf: a"),
+    ("[PATCH net-next 02/10]  net:  a ", 1, 2, 10, "net-next", False, False, "net: a"),
 ]
 
 
-@pytest.mark.parametrize("raw,version,index,total,tree,rfc,resend", FORMS)
-def test_netdev_forms_parse_and_agree_with_b4(raw, version, index, total, tree, rfc, resend):
+@pytest.mark.parametrize("raw,version,index,total,tree,rfc,resend,title", FORMS)
+def test_netdev_forms_parse_and_agree_with_b4(raw, version, index, total, tree, rfc, resend,
+                                              title):
     s = parse_subject(raw)
     assert (s.is_patch, s.is_reply, s.version, s.index, s.total, s.tree, s.rfc, s.resend,
-            s.title) == (True, False, version, index, total, tree, rfc, resend, s.title)
-    assert s.title.endswith(": a")
+            s.title) == (True, False, version, index, total, tree, rfc, resend, title)
     b4 = b4api.lore_subject(raw)
     assert (b4["is_patch"], b4["version"], b4["index"], b4["total"], b4["rfc"], b4["resend"],
             b4["title"]) == (s.is_patch, s.version, s.index, s.total, s.rfc, s.resend, s.title)

@@ -21,6 +21,7 @@ import re
 import time
 from pathlib import Path
 
+from napipatch import fileio
 from napipatch.errors import NapipatchError
 from napipatch.store.store import Store
 
@@ -49,11 +50,7 @@ def bench_dir(store: Store, name: str, version: int) -> Path:
 def save(store: Store, run: dict) -> Path:
     d = bench_dir(store, run["series"], run["version"])
     d.mkdir(parents=True, exist_ok=True)
-    f = d / f"{run['id']}.json"
-    tmp = f.with_suffix(".tmp")
-    tmp.write_text(json.dumps(run, indent=1) + "\n")
-    tmp.replace(f)
-    return f
+    return fileio.atomic_write(d / f"{run['id']}.json", json.dumps(run, indent=1) + "\n")
 
 
 def _read(f: Path) -> dict:

@@ -24,7 +24,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from napipatch import __version__
+from napipatch import __version__, fileio
 from napipatch.bench import record
 from napipatch.bench import remote as remotemod
 from napipatch.bench.experiment import Experiment
@@ -88,7 +88,7 @@ def run_guest(cfg, exp: Experiment, tip: Tip, target, jobs: int, progress) -> tu
         with HostServers(exp, binary) as srv:
             plan = work / "plan.sh"
             plan.parent.mkdir(parents=True, exist_ok=True)
-            plan.write_text(script(exp, target.name, True, "10.0.2.2", srv.ports))
+            fileio.atomic_write(plan, script(exp, target.name, True, "10.0.2.2", srv.ports))
             progress(f"{target.name}: booting {tip.tip[:12]} in QEMU (TCG) for {exp.cells} cells")
             res = bootmod.boot(kernel, target, work, timeout=guest_timeout(exp), progress=progress,
                                plan=plan, extra={GUEST_PROGRAM: binary})

@@ -20,6 +20,7 @@ import time
 from importlib import resources
 from pathlib import Path
 
+from napipatch import fileio
 from napipatch.bench.experiment import Experiment, Load, Mode
 from napipatch.errors import NapipatchError
 
@@ -39,15 +40,15 @@ def build(cache: Path) -> Path:
     if not shutil.which("gcc"):
         raise NapipatchError("gcc", "not installed (apt-get install gcc libc6-dev)")
     out.parent.mkdir(parents=True, exist_ok=True)
-    c = out.with_suffix(".c")
-    c.write_bytes(src)
-    tmp = out.with_suffix(".tmp")
-    cp = subprocess.run(["gcc", "-static", "-O2", "-pthread", "-o", str(tmp), str(c)],
-                        capture_output=True, text=True)
-    if cp.returncode != 0:
-        err = (cp.stderr.strip().splitlines() or ["gcc failed"])[-1]
-        raise NapipatchError(f"gcc -static {c.name}", f"{err} (static glibc: apt-get install libc6-dev)")
-    tmp.replace(out)
+    c = fileio.atomic_write(out.with_suffix(".c"), src)
+    # gcc writes a name of this process's own, renamed over ``out`` once built.
+    with fileio.replacing(out, mode=0o755) as tmp:
+        cp = subprocess.run(["gcc", "-static", "-O2", "-pthread", "-o", str(tmp), str(c)],
+                            capture_output=True, text=True)
+        if cp.returncode != 0:
+            err = (cp.stderr.strip().splitlines() or ["gcc failed"])[-1]
+            raise NapipatchError(f"gcc -static {c.name}",
+                                 f"{err} (static glibc: apt-get install libc6-dev)")
     return out
 
 

@@ -15,8 +15,6 @@ import gzip
 import json
 import logging
 import re
-import subprocess
-import threading
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -120,34 +118,11 @@ class Follower:
         """(commit, raw message or None when the commit carries no ``m``)."""
         if not commits:
             return
-        proc = subprocess.Popen(["git", "-C", str(self.mirror(epoch)), "cat-file", "--batch"],
-                                stdin=subprocess.PIPE, stdout=subprocess.PIPE)
-
-        def feed():
-            try:
-                for c in commits:
-                    proc.stdin.write(f"{c}:m\n".encode())
-                proc.stdin.close()
-            except BrokenPipeError:
-                pass
-
-        t = threading.Thread(target=feed, daemon=True)
-        t.start()
+        reader = gitutil.ObjectReader(self.mirror(epoch))
         try:
             for c in commits:
-                header = proc.stdout.readline()
-                if not header:
-                    raise NapipatchError(self.mirror(epoch), "git cat-file --batch ended early")
-                parts = header.split()
-                if len(parts) != 3 or parts[1] != b"blob":
-                    yield c, None  # "<c>:m missing": a purge/deletion commit
-                    continue
-                size = int(parts[2])
-                data = proc.stdout.read(size)
-                proc.stdout.read(1)
-                yield c, data
+                got = reader.object(f"{c}:m")
+                # No blob ``m``: a purge/deletion commit.
+                yield c, got[1] if got and got[0] == "blob" else None
         finally:
-            if proc.poll() is None:
-                proc.kill()
-            proc.wait()
-            t.join()
+            reader.close()

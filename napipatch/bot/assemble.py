@@ -29,14 +29,14 @@ import re
 from dataclasses import dataclass, field
 
 from napipatch.errors import NapipatchError
-from napipatch.mails.mail import PatchMail, _clean_msgid, parse_message
+from napipatch.mails.mail import PatchMail, clean_msgid, parse_message
 from napipatch.mails.series import Series, assemble, check_numbering, name_from
 from napipatch.mails.subject import parse_subject
 
 # compat32 leaves header values as strings (RFC 2047 decoded below only when
 # present): ~20x cheaper than policy.default's header objects, which matters
 # for the replies and discussion that make up most of a list's traffic.
-# Patch mails are then parsed in full by napipatch.mail.parse_message.
+# Patch mails are then parsed in full by napipatch.mails.mail.parse_message.
 _HDR_PARSER = email.parser.BytesHeaderParser(policy=email.policy.compat32)
 
 
@@ -58,10 +58,10 @@ def record(raw: bytes, inbox: str, epoch: int, oid: str) -> dict:
     rec: dict = {"inbox": inbox, "epoch": epoch, "oid": oid, "msgid": f"commit:{oid}@{inbox}"}
     try:
         hdr = _HDR_PARSER.parsebytes(raw)
-        msgid = _clean_msgid(_flat(hdr["Message-ID"]))
+        msgid = clean_msgid(_flat(hdr["Message-ID"]))
         subject = _flat(hdr["Subject"])
         frm = _flat(hdr["From"])
-        irt = _clean_msgid(_flat(hdr["In-Reply-To"]))
+        irt = clean_msgid(_flat(hdr["In-Reply-To"]))
         refs = re.findall(r"<([^<>\s]+)>", _flat(hdr["References"]))
     except Exception as exc:  # the email package raises many types on junk
         rec.update(kind="bad", error=f"{origin}: malformed headers ({exc})")
@@ -215,6 +215,14 @@ def group(rows: list[dict], known) -> tuple[list[Group], dict[str, int]]:
     # A group keyed by an awaited root whose cover has now arrived was
     # merged in step 2 (the cover's group has that key); drop empty ones.
     return [g for g in groups.values() if g.members], late
+
+
+def slots(members: list[dict]) -> list[dict]:
+    """One mail per slot (a later duplicate in a slot was logged and is ignored)."""
+    seen: dict[int, dict] = {}
+    for m in sorted(members, key=lambda m: m["seen_at"]):
+        seen.setdefault(m["idx"], m)
+    return [seen[i] for i in sorted(seen)]
 
 
 def to_series(rows: list[dict], name_hint: str = "") -> Series:

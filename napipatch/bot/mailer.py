@@ -5,7 +5,7 @@ text: control characters (CR, LF, NUL, ...) and Unicode line separators
 in a hostile subject or name become spaces before they reach a header,
 addresses are checked for shape, and the envelope recipients are exactly
 the addresses in To/Cc. The Message-ID is made here, once, and stored
-with the mail before anything is sent (see runner.py).
+with the mail before anything is sent (see reply.py).
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from email.message import EmailMessage
 from pathlib import Path
 
+from napipatch import fileio
 from napipatch.bot.config import BotConfig
 
 _ADDR = re.compile(r"^[^@\s<>()\[\],;:\"\\]+@[A-Za-z0-9.-]+\.?[A-Za-z0-9-]*$")
@@ -137,10 +138,7 @@ def write_dry_run(directory: Path, n: int, msgid: str, data: bytes) -> Path:
     directory.mkdir(parents=True, exist_ok=True)
     safe = re.sub(r"[^A-Za-z0-9._@-]+", "_", msgid)[:100]
     path = directory / f"{n:05d}-{safe}.eml"
-    tmp = path.with_suffix(".tmp")
-    tmp.write_bytes(data)
-    os.replace(tmp, path)
-    return path
+    return fileio.atomic_write(path, data)
 
 
 def log_sent(path: Path, msgid: str, rcpts: list[str]) -> None:

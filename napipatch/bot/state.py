@@ -13,14 +13,26 @@ Tables:
 Every state change is one transaction, so a kill -9 leaves either the
 old or the new state, never half of it. The archive position moves in the
 same transaction as the messages read up to it.
+
+All of the bot's SQL is here: the other modules ask in words
+(``series_in("queued")``, ``save_groups(...)``), so the schema has one
+reader and one writer.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
+import logging
 import sqlite3
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from napipatch.bot.assemble import Group
+
+log = logging.getLogger("napipatch.bot")
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS position(
@@ -107,6 +119,35 @@ class State:
     def has_message(self, msgid: str) -> bool:
         return self.one("SELECT 1 FROM messages WHERE msgid=?", msgid) is not None
 
+    @contextlib.contextmanager
+    def batches(self, size: int):
+        """``with state.batches(500) as step:`` one write transaction,
+        committed after every ``size`` calls of ``step()`` and at the end
+        (rolled back on error): ingest keeps its position and messages
+        together without one transaction per mail."""
+        n = 0
+
+        def step() -> None:
+            nonlocal n
+            n += 1
+            if n % size == 0:
+                self.db.execute("COMMIT")
+                self.db.execute("BEGIN IMMEDIATE")
+
+        self.db.execute("BEGIN IMMEDIATE")
+        try:
+            yield step
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            raise
+        self.db.execute("COMMIT")
+
+    def known(self, msgid: str) -> dict | None:
+        """A stored message's series, version and the series' state (None: unseen)."""
+        r = self.one("SELECT m.msgid, m.series_id, m.version, s.state FROM messages m "
+                     "LEFT JOIN series s ON s.id = m.series_id WHERE m.msgid=?", msgid)
+        return dict(r) if r else None
+
     def open_patch_messages(self) -> list[sqlite3.Row]:
         return self.q(
             "SELECT m.* FROM messages m LEFT JOIN series s ON s.id = m.series_id "
@@ -117,6 +158,13 @@ class State:
     def series(self, sid: int) -> sqlite3.Row:
         return self.one("SELECT * FROM series WHERE id=?", sid)
 
+    def series_in(self, *states: str) -> list[sqlite3.Row]:
+        marks = ",".join("?" * len(states))
+        return self.q(f"SELECT * FROM series WHERE state IN ({marks}) ORDER BY id", *states)
+
+    def all_series(self) -> list[sqlite3.Row]:
+        return self.q("SELECT * FROM series ORDER BY id")
+
     def series_members(self, sid: int) -> list[sqlite3.Row]:
         return self.q("SELECT * FROM messages WHERE series_id=? ORDER BY idx", sid)
 
@@ -124,6 +172,84 @@ class State:
         sets = ", ".join(f"{k}=?" for k in extra)
         self.db.execute(f"UPDATE series SET state=?, updated=?{', ' + sets if sets else ''} "
                         "WHERE id=?", (state, time.time(), *extra.values(), sid))
+
+    def save_groups(self, groups: list[Group], late: dict[str, int],
+                    now: float) -> dict[int, Group]:
+        """Store the open groups as series rows in one transaction: {series
+        id: group} for those still open. ``late`` mails are attached to the
+        closed series they belong to; a group whose series was already
+        handled only gets its mails attached (never re-checked)."""
+        out: dict[int, Group] = {}
+        with self.tx() as db:
+            for msgid, sid in late.items():
+                log.info("<%s> arrived after its series #%d was handled; not re-checked", msgid, sid)
+                db.execute("UPDATE messages SET series_id=? WHERE msgid=?", (sid, msgid))
+            for g in groups:
+                sid = self._save_group(db, g, now)
+                if sid is not None:
+                    out[sid] = g
+            # Groups merged into another (their cover arrived): drop the empty rows.
+            db.execute("DELETE FROM series WHERE state='waiting' AND NOT EXISTS "
+                       "(SELECT 1 FROM messages m WHERE m.series_id = series.id)")
+        return out
+
+    def _save_group(self, db, g: Group, now: float) -> int | None:
+        members = list(g.members.values())
+        head = g.head
+        existing = self.one("SELECT * FROM series WHERE key=?", g.key)
+        old = sorted({m["series_id"] for m in members if m["series_id"]})
+        if existing is not None and existing["state"] not in OPEN_STATES:
+            for m in members:
+                log.info("<%s> arrived after its series #%d was handled; not re-checked",
+                         m["msgid"], existing["id"])
+            db.executemany("UPDATE messages SET series_id=? WHERE msgid=?",
+                           [(existing["id"], m["msgid"]) for m in members])
+            return None
+        if existing is not None:
+            sid = existing["id"]
+        elif old:
+            sid = old[0]
+            db.execute("UPDATE series SET key=? WHERE id=?", (g.key, sid))
+        else:
+            sid = self._new_series(db, g, now)
+        first = min(m["seen_at"] for m in members)
+        db.execute("UPDATE series SET title=?, author_name=?, author_email=?, version=?, "
+                   "total=?, tree=?, head_msgid=?, inbox=?, first_seen=min(first_seen, ?) "
+                   "WHERE id=?",
+                   (head["title"], head["author_name"], head["author_email"], g.version,
+                    g.total, g.tree, head["msgid"], head["inbox"], first, sid))
+        db.executemany("UPDATE messages SET series_id=? WHERE msgid=?",
+                       [(sid, m["msgid"]) for m in members])
+        for d in g.duplicates:
+            log.warning("<%s>: a second, different patch in the same slot of series #%d; "
+                        "ignored", d, sid)
+            db.execute("UPDATE messages SET series_id=? WHERE msgid=?", (sid, d))
+        return sid
+
+    def _new_series(self, db, g: Group, now: float) -> int:
+        """A new series row, linked to the author's previous version of it
+        (whose still-open versions are superseded)."""
+        head = g.head
+        prev = db.execute(
+            "SELECT id, version, state FROM series WHERE lower(author_email)=? AND title=? "
+            "AND version < ? ORDER BY version DESC, id DESC LIMIT 1",
+            (g.author_email, head["title"], g.version)).fetchone()
+        cur = db.execute(
+            "INSERT INTO series(key, title, author_name, author_email, version, total, tree, "
+            "head_msgid, inbox, state, first_seen, updated, prev_id) "
+            "VALUES(?,?,?,?,?,?,?,?,?, 'waiting', ?, ?, ?)",
+            (g.key, head["title"], head["author_name"], head["author_email"], g.version, g.total,
+             g.tree, head["msgid"], head["inbox"], now, now, prev["id"] if prev else None))
+        sid = cur.lastrowid
+        if prev:
+            log.info("series #%d is v%d of series #%d (v%d): %s", sid, g.version, prev["id"],
+                     prev["version"], head["title"])
+            # Older versions still waiting for patches will never be checked.
+            db.execute("UPDATE series SET state='superseded', note=? WHERE lower(author_email)=? "
+                       "AND title=? AND version < ? AND state IN ('waiting', 'incomplete')",
+                       (f"superseded by v{g.version} (#{sid})", g.author_email, head["title"],
+                        g.version))
+        return sid
 
     # ------------------------------------------------------------ replies
     def reply_for(self, sid: int, kind: str):
@@ -152,6 +278,25 @@ class State:
                      "AND created >= ? AND state IN ('queued', 'sending', 'sent')",
                      author_email, since)
         return r["n"]
+
+
+    def replies_of(self, sid: int) -> list[sqlite3.Row]:
+        return self.q("SELECT * FROM replies WHERE series_id=? ORDER BY id", sid)
+
+    # ------------------------------------------------------------ status
+    def positions(self) -> list[sqlite3.Row]:
+        return self.q("SELECT * FROM position ORDER BY inbox, epoch")
+
+    def message_counts(self) -> tuple[int, int, int]:
+        """(messages seen, patch mails, unreadable)."""
+        n = self.one("SELECT count(*) AS n, sum(kind='patch') AS p, sum(kind='bad') AS b "
+                     "FROM messages")
+        return n["n"], n["p"] or 0, n["b"] or 0
+
+    def patches_present(self, sid: int) -> int:
+        """The series' numbered patches that arrived (the cover not counted)."""
+        return self.one("SELECT count(*) AS n FROM messages WHERE series_id=? AND kind='patch' "
+                        "AND idx > 0", sid)["n"]
 
 
 class _Tx:

@@ -1,17 +1,10 @@
 """The napipatch command line: the typer app, composed here and only here.
 
-Each command group lives in its own module (``series``, ``check``, ``tree``,
-``configcmd``, ``hook``, ``send``, ``test``, ``bot``, ``worker``) and takes
-what it shares with the others from ``cli.common``, never from this
-module, as git-pw's shell.py composes its sub-commands. Commands are thin:
-parse options, make one library call, render.
-
-Exit statuses: 0 clean, 1 error findings, 2 could not run (a
-NapipatchError: one line on stderr), 3 internal error (any other exception:
-one line, the traceback written to a file by ``cli.crash``); ``--debug``
-shows the traceback instead.
-
-May import: everything in napipatch (it is the top of the graph).
+Commands are thin, as git-pw's are: parse options, make one library call,
+render. Sub-commands take what they share from ``cli.common``, never from
+this module. Exit statuses: napipatch.report.model.EXIT for reports;
+a NapipatchError is one line and exit 2; any other exception one line,
+the traceback written to a file by ``cli.crash``, exit 3.
 """
 
 from __future__ import annotations

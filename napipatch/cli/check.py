@@ -16,12 +16,13 @@ from napipatch.cli.common import (
     TARGET_HELP,
     check_format,
     check_ids,
+    finish,
     load_config,
     store,
     tree_of,
 )
 from napipatch.config import Config, find_repo
-from napipatch.engine.registry import discover
+from napipatch.engine.registry import discover, load
 from napipatch.engine.run import run_checks
 from napipatch.errors import NapipatchError
 from napipatch.report.render import render_report
@@ -59,7 +60,7 @@ def check(
     sys.stdout.write(render_report(report, fmt, colour=fmt == "text" and sys.stdout.isatty()))
     if output:
         output.write_text(render_report(report, fmt, colour=False))
-    raise typer.Exit(report.exit_code)
+    finish(report, target)
 
 
 def _target(target: Optional[str], cfg: Config, tree: Optional[Path], base: Optional[str],
@@ -83,10 +84,28 @@ def _target(target: Optional[str], cfg: Config, tree: Optional[Path], base: Opti
 
 
 @checks_app.command("list")
-def checks_list():
-    """Every check: id, scope, what it needs, summary."""
-    for c in discover().values():
-        typer.echo(f"{c.id:14} {c.scope:6} {c.needs:5}  {c.summary}")
+def checks_list(fmt: str = typer.Option("text", "--format",
+                                        help="text, or markdown (the README's checks table).")):
+    """Every check: id, scope, what it needs, summary; a broken check module
+    is a one-line error (exit 3) after the others."""
+    if fmt not in ("text", "markdown"):
+        raise NapipatchError(fmt, "unknown format (text, markdown)")
+    reg = load()
+    typer.echo(checks_table(reg.checks.values()) if fmt == "markdown" else
+               "\n".join(f"{c.id:14} {c.scope:6} {c.needs:7}  {c.summary}"
+                         for c in reg.checks.values()))
+    for b in reg.broken:
+        typer.echo(f"napipatch: error: {b.module}: {b.reason}", err=True)
+    if reg.broken:
+        raise typer.Exit(3)
+
+
+def checks_table(checks) -> str:
+    """The README's table of checks, made from their declarations."""
+    rows = ["| id | scope | needs | NIPA test | catches |", "|---|---|---|---|---|"]
+    rows += [f"| `{c.id}` | {c.scope} | {c.needs} | "
+             f"{', '.join(f'`{n}`' for n in c.nipa) or '-'} | {c.summary} |" for c in checks]
+    return "\n".join(rows)
 
 
 @checks_app.command("doc")

@@ -13,7 +13,7 @@ import typer
 
 from napipatch import config as configmod
 from napipatch.engine.registry import discover, select
-from napipatch.errors import NapipatchError
+from napipatch.errors import NapipatchError, printable
 from napipatch.store.store import Store
 
 # Set by the app's callback (--debug, --store) before any command runs.
@@ -74,3 +74,23 @@ def read_text(p: Path) -> str:
         return p.read_text()
     except OSError as exc:
         raise NapipatchError(p, exc.strerror or str(exc)) from None
+
+
+def finish(report, target: object) -> None:
+    """Leave with the report's exit status; when not everything was checked,
+    first one line on stderr saying so (the report itself is on stdout), as
+    for any other run that could not do its job."""
+    if report.incomplete:
+        reasons = list(dict.fromkeys(c.reason for c in report.incomplete
+                                     if c.status == "error" and c.reason))
+        if report.verdict == "crashed":
+            line = (f"napipatch: internal error: {printable(target)}: "
+                    f"{report.completion_line()} (report this to napipatch)")
+        elif reasons:
+            more = f" (and {len(reasons) - 1} more reasons)" if len(reasons) > 1 else ""
+            line = f"napipatch: error: {printable(reasons[0])}{more}"
+        else:
+            line = f"napipatch: error: {printable(target)}: not fully checked: " \
+                   f"{report.completion_line()}"
+        typer.echo(line, err=True)
+    raise typer.Exit(report.exit_code)

@@ -3,7 +3,9 @@ PATH), not as Python types: the installed typer labels every option with
 its annotation (``--to <list[str]>``, ``--dry-run <bool>``).
 
 Installed once by the app (``cli.__init__``); a flag gets no value label,
-since it takes none.
+since it takes none. ``_TyperParameter`` is private to typer, hence the
+pin in pyproject.toml; should a typer without it be installed anyway, the
+help keeps typer's labels rather than the CLI failing to start.
 """
 
 from __future__ import annotations
@@ -30,4 +32,6 @@ def _label(self, ctx) -> str | None:
 
 def install() -> None:
     """Replace typer's Python-type labels in --help with click's."""
-    typer.core._TyperParameter.display_type = _label
+    param = getattr(typer.core, "_TyperParameter", None)
+    if param is not None and hasattr(param, "display_type"):
+        param.display_type = _label

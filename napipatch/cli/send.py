@@ -19,7 +19,8 @@ def send(
     to: Optional[List[str]] = typer.Option(None, "--to", help="Another To address (repeatable)."),
     cc: Optional[List[str]] = typer.Option(None, "--cc", help="Another Cc address (repeatable)."),
     repo: Optional[Path] = typer.Option(None, "--repo", help="Kernel tree: checks, get_maintainer.pl, tag (napipatch.tree)."),
-    force: bool = typer.Option(False, "--force", help="Send even with error findings."),
+    force: bool = typer.Option(False, "--force", help="Send even with error findings or "
+                               "checks that gave no result."),
     only: Optional[str] = ONLY,
     skip: Optional[str] = SKIP,
 ):
@@ -33,12 +34,13 @@ def send(
         sys.stderr.write(exc.stderr)
         raise
     r = o.report
-    if r.findings or r.errors:
+    if r.findings or not r.clean:
         typer.echo(render_report(r, "text"), nl=False)
-    if r.errors and not force:
-        typer.echo(f"napipatch: {spec}: not sent: {r.errors} error finding"
-                   f"{'s' if r.errors != 1 else ''} (--force sends anyway)", err=True)
-        raise typer.Exit(1)
+    if not r.clean and not force:
+        why = (f"not fully checked ({r.completion_line()})" if r.incomplete else
+               f"{r.errors} error finding{'s' if r.errors != 1 else ''}")
+        typer.echo(f"napipatch: {spec}: not sent: {why} (--force sends anyway)", err=True)
+        raise typer.Exit(r.exit_code)
     if dry_run:
         typer.echo(o.output, nl=False)
     n = len(o.patch_ids) + (1 if o.cover_id else 0)

@@ -16,34 +16,27 @@ from napipatch.cli.common import (
     FORMAT,
     TARGET_HELP,
     check_format,
+    finish,
     load_config,
     store,
     tree_of,
 )
-from napipatch.engine.run import apply_series, run_checks
+from napipatch.engine.run import run_checks
 from napipatch.errors import NapipatchError
 from napipatch.jobs import targets as targetsmod
-from napipatch.jobs.run import (
-    WARNING_JOBS,
-    executor_for,
-    remote_targets,
-    run_boots,
-    run_builds,
-    run_remotes,
-    run_warnings,
-)
-from napipatch.report.findings import Finding, Severity
+from napipatch.jobs.flow import JobPlan, check_then_test
+from napipatch.jobs.run import remote_targets
+from napipatch.jobs.warnconfigs import WARNING_JOBS
 from napipatch.report.render import render_report
 from napipatch.store.inputs import resolve
 
 test_app = typer.Typer(help="Build and boot a series on its targets.", no_args_is_help=True)
 
 
-def _setup(target: str, tree: Optional[Path], base: Optional[str], fmt: str, checks: bool = False,
-           use_cache: bool = True):
-    """Apply the series once; the report starts with the checks (all of them
-    with ``checks``, else only ``apply``) run on those same commits."""
-    check_format(fmt)  # before any work: a typo must not cost a build
+def _load(target: str, tree: Optional[Path], fmt: str):
+    """The config, tree and series, checked before any work: a typo must
+    not cost a build."""
+    check_format(fmt)
     cfg = load_config(tree)
     tree = tree_of(cfg, tree)
     if tree is None:
@@ -51,19 +44,16 @@ def _setup(target: str, tree: Optional[Path], base: Optional[str], fmt: str, che
     series = resolve(target, store(cfg), tree)
     if not series.patches:
         raise NapipatchError(target, "empty series: no patches")
-    applied = apply_series(series, cfg, tree, base, use_cache)
-    report = run_checks(series, cfg, applied=applied, only=None if checks else ["apply"],
-                        use_cache=use_cache)
-    if applied.failure:
-        report.findings.append(Finding(
-            check="apply", severity=Severity.INFO, patch=applied.failure.patch,
-            message=f"patches {applied.failure.patch}..{len(series.patches)} are not built "
-                    "or booted: the series stops applying there"))
-    return cfg, applied, report
+    return cfg, tree, series
 
 
 class _Progress:
-    """A rich spinner on stderr with the latest make/QEMU line."""
+    """A rich spinner on stderr with the latest make/QEMU line.
+
+    Shown from the first line on: the checks before the jobs run in forked
+    processes, and the display's refresh thread must not be running when
+    they fork.
+    """
 
     def __init__(self):
         self.console = Console(stderr=True)
@@ -72,32 +62,35 @@ class _Progress:
         self.task = None
 
     def __enter__(self):
-        self.p.__enter__()
-        self.task = self.p.add_task("starting", total=None)
         return self
 
     def __exit__(self, *exc):
-        self.p.__exit__(*exc)
+        if self.task is not None:
+            self.p.__exit__(*exc)
 
     def __call__(self, msg: str) -> None:
+        if self.task is None:
+            self.p.__enter__()
+            self.task = self.p.add_task("starting", total=None)
         if ": building " in msg or ": booting " in msg or msg.startswith(("creating", "configuring")):
             self.console.log(msg)
         self.p.update(self.task, description=msg[:150])
 
 
-def _finish(report, fmt: str) -> None:
-    report.findings.sort(key=lambda f: f.sort_key)
-    sys.stdout.write(render_report(report, fmt, colour=fmt == "text" and sys.stdout.isatty()))
-    raise typer.Exit(report.exit_code)
+def _drive(cfg, tree, series, base: Optional[str], fmt: str, plan: JobPlan,
+           checks: bool = False, use_cache: bool = True) -> None:
+    """The one flow (apply once; the checks, all of them with ``checks``,
+    else only ``apply``; then ``plan``'s jobs) under a progress display, then
+    the report and its exit status."""
+    def check(applied):
+        return run_checks(series, cfg, applied=applied, only=None if checks else ["apply"],
+                          use_cache=use_cache)
 
-
-def _drive(cfg, applied, report, fmt: str, *steps) -> None:
-    """Run ``steps`` (each given the executor) under one progress display, then report."""
     with _Progress() as prog:
-        ex = executor_for(cfg, prog, applied, report.series)
-        for step in steps:
-            step(ex)
-    _finish(report, fmt)
+        report = check_then_test(series, cfg, tree, check, base=base, use_cache=use_cache,
+                                 plan=plan, progress=prog)
+    sys.stdout.write(render_report(report, fmt, colour=fmt == "text" and sys.stdout.isatty()))
+    finish(report, series.source or series.name)
 
 
 def _targets(names: list[str] | None, bootable: bool = False) -> list[str]:
@@ -112,59 +105,54 @@ def _targets(names: list[str] | None, bootable: bool = False) -> list[str]:
 
 
 _TREE = typer.Option(None, "--tree", help="Kernel tree (git) to build in (napipatch.tree).")
-_JOBS = typer.Option(2, "--jobs", "-j", help="make -j.")
+_JOBS = typer.Option(None, "--jobs", "-j", help="make -j (default: napipatch.jobs).")
 
 
 @test_app.command("build")
 def build_cmd(target: str = typer.Argument(..., help=TARGET_HELP), tree: Optional[Path] = _TREE,
               base: Optional[str] = BASE,
               targets: Optional[list[str]] = typer.Option(None, "--target", help="virtio-net or idpf (repeatable; default: all)."),
-              jobs: int = _JOBS, fmt: str = FORMAT):
+              jobs: Optional[int] = _JOBS, fmt: str = FORMAT):
     """Build the base and then every patch in order (incremental); exit 1 on build errors."""
-
-    cfg, applied, report = _setup(target, tree, base, fmt)
-    names = _targets(targets)
-    _drive(cfg, applied, report, fmt,
-           lambda ex: run_builds(cfg, applied, names, jobs, report, ex))
+    cfg, tree, series = _load(target, tree, fmt)
+    _drive(cfg, tree, series, base, fmt, JobPlan(builds=_targets(targets), jobs=jobs))
 
 
 @test_app.command("boot")
 def boot_cmd(target: str = typer.Argument(..., help=TARGET_HELP), tree: Optional[Path] = _TREE,
              base: Optional[str] = BASE,
              targets: Optional[list[str]] = typer.Option(None, "--target", help="A bootable target (virtio-net)."),
-             jobs: int = _JOBS, fmt: str = FORMAT,
+             jobs: Optional[int] = _JOBS, fmt: str = FORMAT,
              timeout: Optional[float] = typer.Option(None, "--timeout", help="Seconds before a hung guest is killed (default: the target's plus each selftest's).")):
     """Build the series tip and boot it (virtme-ng): the target's test plan and the
     kernel selftests the series changes or the target lists; exit 1 on failures."""
-    cfg, applied, report = _setup(target, tree, base, fmt)
+    cfg, tree, series = _load(target, tree, fmt)
     names = _targets(targets, bootable=not targets)
     for n in names:
         if targetsmod.load(n).boot is None:
             raise NapipatchError(n, "is build-only: QEMU has no model for it (use `napipatch test build`)")
-    _drive(cfg, applied, report, fmt,
-           lambda ex: run_boots(cfg, applied, names, jobs, timeout, report, ex))
+    _drive(cfg, tree, series, base, fmt, JobPlan(boots=names, jobs=jobs, timeout=timeout))
 
 
 @test_app.command("remote")
 def remote_cmd(target: str = typer.Argument(..., help=TARGET_HELP), tree: Optional[Path] = _TREE,
                base: Optional[str] = BASE,
                targets: Optional[list[str]] = typer.Option(None, "--target", help="A target with a host in napipatch.TARGET.host (idpf)."),
-               jobs: int = _JOBS, fmt: str = FORMAT):
+               jobs: Optional[int] = _JOBS, fmt: str = FORMAT):
     """Build the series tip, boot it on the target's real host over SSH, run the plan there."""
-    cfg, applied, report = _setup(target, tree, base, fmt)
+    cfg, tree, series = _load(target, tree, fmt)
     names = targets or remote_targets(cfg)
     if not names:
         raise NapipatchError("napipatch.idpf.host", "no remote host configured "
                              "(git config napipatch.idpf.host HOST, napipatch.idpf.iface IFACE)")
-    _drive(cfg, applied, report, fmt,
-           lambda ex: run_remotes(cfg, applied, names, jobs, report, ex))
+    _drive(cfg, tree, series, base, fmt, JobPlan(remotes=names, jobs=jobs))
 
 
 @test_app.command("warnings")
 def warnings_cmd(target: str = typer.Argument(..., help=TARGET_HELP), tree: Optional[Path] = _TREE,
                  base: Optional[str] = BASE,
                  only: Optional[list[str]] = typer.Option(None, "--only", help=f"Run only these (repeatable): {', '.join(WARNING_JOBS)}."),
-                 jobs: int = _JOBS, fmt: str = FORMAT):
+                 jobs: Optional[int] = _JOBS, fmt: str = FORMAT):
     """New warnings per patch, as the netdev CI's build tests would see them: gcc
     W=1 + sparse, i386 and clang allmodconfig on the objects each patch can change,
     then coccinelle and the docs build on the touched files; exit 1 on build errors."""
@@ -172,25 +160,20 @@ def warnings_cmd(target: str = typer.Argument(..., help=TARGET_HELP), tree: Opti
     for n in names:
         if n not in WARNING_JOBS:
             raise NapipatchError(n, f"unknown (known: {', '.join(WARNING_JOBS)})")
-    cfg, applied, report = _setup(target, tree, base, fmt)
-    _drive(cfg, applied, report, fmt,
-           lambda ex: run_warnings(cfg, applied, names, jobs, report, ex))
+    cfg, tree, series = _load(target, tree, fmt)
+    _drive(cfg, tree, series, base, fmt, JobPlan(warnings=names, jobs=jobs))
 
 
 @test_app.command("run")
 def run_cmd(target: str = typer.Argument(..., help=TARGET_HELP), tree: Optional[Path] = _TREE,
-            base: Optional[str] = BASE, jobs: int = _JOBS, fmt: str = FORMAT,
+            base: Optional[str] = BASE, jobs: Optional[int] = _JOBS, fmt: str = FORMAT,
             timeout: Optional[float] = typer.Option(None, "--timeout", help="Boot timeout in seconds."),
             no_cache: bool = typer.Option(False, "--no-cache", help="Ignore cached check results."),
-            warnings: bool = typer.Option(True, "--warnings/--no-warnings", help="Also the build-warnings jobs of `test warnings`.")):
+            warnings: bool = typer.Option(True, "--warnings/--no-warnings", help="Also the jobs of `test warnings` (the netdev CI's build tests).")):
     """Checks, then a build of every patch for every target, the build warnings, then the boots."""
-    cfg, applied, report = _setup(target, tree, base, fmt, checks=True,
-                                           use_cache=not no_cache)
-    _drive(cfg, applied, report, fmt,
-           lambda ex: run_builds(cfg, applied, _targets(None), jobs, report, ex),
-           lambda ex: run_warnings(cfg, applied, WARNING_JOBS if warnings else (), jobs,
-                                   report, ex),
-           lambda ex: run_boots(cfg, applied, _targets(None, bootable=True), jobs,
-                                timeout, report, ex),
-           # Real hardware where a host is configured (idpf over SSH).
-           lambda ex: run_remotes(cfg, applied, remote_targets(cfg), jobs, report, ex))
+    cfg, tree, series = _load(target, tree, fmt)
+    # Real hardware too where a host is configured (idpf over SSH).
+    plan = JobPlan(builds=_targets(None), boots=_targets(None, bootable=True),
+                   remotes=remote_targets(cfg), jobs=jobs, timeout=timeout,
+                   warnings=list(WARNING_JOBS) if warnings else [])
+    _drive(cfg, tree, series, base, fmt, plan, checks=True, use_cache=not no_cache)

@@ -20,6 +20,7 @@ import json
 from pathlib import Path
 from types import ModuleType
 
+from napipatch import fileio
 from napipatch.mails.series import Series
 from napipatch.report.findings import Finding
 
@@ -45,10 +46,10 @@ class ResultCache:
             return
         d = self.root / key[:2]
         d.mkdir(parents=True, exist_ok=True)
-        tmp = d / f".{key}.tmp"
-        tmp.write_text(json.dumps({"inputs": inputs,
-                                   "findings": [f.to_json() for f in findings]}))
-        tmp.replace(d / f"{key}.json")
+        # Several processes may put one key at once: each writes a file of
+        # its own and renames it over the entry, readers never see half.
+        fileio.atomic_write(d / f"{key}.json", json.dumps({
+            "inputs": inputs, "findings": [f.to_json() for f in findings]}))
 
 
 def result_key(check_id: str, fingerprint: str, series: Series, upto: int, base: str | None,

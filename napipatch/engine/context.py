@@ -173,7 +173,7 @@ class PatchContext:
 
     @cached_property
     def diff(self) -> PatchSet:
-        return parse_diff(self.mail.diff)
+        return parse_diff(self.mail.diff, self.mail.origin or f"patch {self.n}")
 
     @property
     def pre(self) -> str | None:

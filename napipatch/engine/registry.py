@@ -1,29 +1,39 @@
-"""The check registry: every module in checks/ (napipatch.checks) with an ID.
+"""The check registry: every module in checks/ (napipatch.checks) declares one check.
 
-A check module holds ``ID``, ``SUMMARY``, ``SCOPE`` ("patch"|"series"),
-``NEEDS`` ("diff": runs from the mails alone, uses a tree when given;
+A check module has a docstring in ruff's sections (What it catches / Why a
+reviewer cares / Example / Fix) and one function ``run(ctx)`` declared with
+``@check(...)`` (napipatch.checks): its id, one-line summary, scope ("patch" | "series"), what
+it needs ("diff": runs from the mails alone and uses a tree when given;
 "scripts": needs the tree's trusted scripts but not the patch applied;
-"tree": needs the patch applied in a tree; "build": needs a build),
-``VERSION`` (bump it when results change: it is part of the cache key), a
-docstring in ruff's sections (What it catches / Why a reviewer cares /
-Example / Fix), and ``run(ctx)``. A "tree" check runs only on patches that
-applied, unless it sets ``NEEDS_APPLIED = False`` (``apply`` itself).
-Adding a check is adding one file.
+"tree": needs the patch applied in a tree), its version (part of the cache
+key: bump it when results change), and the NIPA tests it answers for.
+A "tree" check runs only on patches that applied, unless it says
+``needs_applied=False`` (``apply`` itself).
+
+Discovery validates every declaration. A malformed module is reported by
+name with what is wrong (``Broken``) and the other checks still run; the
+engine reports a broken module as a check that crashed, so the verdict is
+never "clean" while a check is missing. Adding a check is adding one file.
 """
 
 from __future__ import annotations
 
 import importlib
 import pkgutil
+import re
 from dataclasses import dataclass
 from types import ModuleType
+from typing import Callable
 
 import napipatch.checks
+from napipatch.checks import Declaration
 from napipatch.engine.cache import fingerprint
 from napipatch.errors import NapipatchError
 
 SCOPES = ("patch", "series")
-NEEDS = ("diff", "scripts", "tree", "build")
+NEEDS = ("diff", "scripts", "tree")
+SECTIONS = ("What it catches", "Why a reviewer cares", "Example", "Fix")
+_ID = re.compile(r"^[a-z][a-z0-9-]{1,30}$")
 
 
 @dataclass(frozen=True)
@@ -35,12 +45,14 @@ class CheckInfo:
     version: int
     module: ModuleType
     needs_applied: bool = True
+    nipa: tuple[str, ...] = ()
+    fn: Callable | None = None   # None: the module's ``run``
 
     @property
     def fingerprint(self) -> str:
         """Version plus a hash of the code the check runs (its module and the
         napipatch modules it imports): an edit anywhere in that code
-        invalidates cached results even when VERSION was not bumped."""
+        invalidates cached results even when the version was not bumped."""
         return fingerprint(self.module, self.version)
 
     @property
@@ -48,28 +60,92 @@ class CheckInfo:
         return (self.module.__doc__ or "").strip()
 
     def run(self, ctx):
-        return self.module.run(ctx)
+        return (self.fn or self.module.run)(ctx)
+
+
+@dataclass(frozen=True)
+class Broken:
+    """A module in checks/ that does not declare a valid check."""
+
+    module: str          # checks/NAME.py
+    reason: str
+
+    @property
+    def id(self) -> str:
+        return self.module.removeprefix("checks/").removesuffix(".py")
+
+
+@dataclass
+class Registry:
+    checks: dict[str, CheckInfo]
+    broken: list[Broken]
+
+
+def problems(decl: Declaration, doc: str) -> list[str]:
+    """What is wrong with one declaration and its module's docstring."""
+    out = []
+    if not _ID.match(decl.id):
+        out.append(f"id {decl.id!r} is not lower-case letters, digits and dashes")
+    if not decl.summary.strip() or "\n" in decl.summary:
+        out.append("summary must be one non-empty line")
+    if decl.scope not in SCOPES:
+        out.append(f"scope {decl.scope!r} is not one of {', '.join(SCOPES)}")
+    if decl.needs not in NEEDS:
+        out.append(f"needs {decl.needs!r} is not one of {', '.join(NEEDS)}")
+    if not isinstance(decl.version, int) or decl.version < 1:
+        out.append(f"version {decl.version!r} is not a positive integer")
+    missing = [s for s in SECTIONS if not re.search(rf"^{s}:\s*$", doc, re.M)]
+    if missing:
+        out.append(f"docstring lacks the section{'s' if len(missing) > 1 else ''} "
+                   f"{', '.join(missing)}")
+    return out
+
+
+def _declared(m: ModuleType) -> list[Callable]:
+    return [v for v in vars(m).values()
+            if callable(v) and isinstance(getattr(v, "declaration", None), Declaration)
+            and getattr(v, "__module__", None) == m.__name__]
+
+
+def _load_one(name: str) -> CheckInfo | Broken:
+    where = f"checks/{name}.py"
+    try:
+        m = importlib.import_module(f"{napipatch.checks.__name__}.{name}")
+    except Exception as exc:  # noqa: BLE001 - a module that does not import is broken
+        return Broken(where, f"does not import: {type(exc).__name__}: {exc}")
+    fns = _declared(m)
+    if len(fns) != 1:
+        return Broken(where, "declares no check (a run(ctx) decorated with @check(...))"
+                      if not fns else f"declares {len(fns)} checks; one module, one check")
+    decl = fns[0].declaration
+    bad = problems(decl, m.__doc__ or "")
+    if bad:
+        return Broken(where, "; ".join(bad))
+    return CheckInfo(id=decl.id, summary=decl.summary, scope=decl.scope, needs=decl.needs,
+                     version=decl.version, module=m, needs_applied=decl.needs_applied,
+                     nipa=decl.nipa, fn=fns[0])
+
+
+def load() -> Registry:
+    """Every check in checks/, validated; the malformed ones apart."""
+    found: dict[str, CheckInfo] = {}
+    broken: list[Broken] = []
+    for mod in pkgutil.iter_modules(napipatch.checks.__path__):
+        if mod.name.startswith("_"):
+            continue
+        got = _load_one(mod.name)
+        if isinstance(got, CheckInfo) and got.id in found:
+            got = Broken(f"checks/{mod.name}.py", f"check id {got.id!r} is taken already")
+        if isinstance(got, Broken):
+            broken.append(got)
+        else:
+            found[got.id] = got
+    return Registry(dict(sorted(found.items())), broken)
 
 
 def discover() -> dict[str, CheckInfo]:
-    pkg = napipatch.checks
-    found: dict[str, CheckInfo] = {}
-    for mod in pkgutil.iter_modules(pkg.__path__):
-        if mod.name.startswith("_"):
-            continue
-        m = importlib.import_module(f"{pkg.__name__}.{mod.name}")
-        cid = getattr(m, "ID", None)
-        if not cid:
-            continue
-        info = CheckInfo(id=cid, summary=m.SUMMARY, scope=m.SCOPE, needs=m.NEEDS,
-                         version=int(getattr(m, "VERSION", 1)), module=m,
-                         needs_applied=bool(getattr(m, "NEEDS_APPLIED", True)))
-        if info.scope not in SCOPES or info.needs not in NEEDS:
-            raise NapipatchError(f"checks/{mod.name}.py", "bad SCOPE or NEEDS")
-        if cid in found:
-            raise NapipatchError(f"checks/{mod.name}.py", f"duplicate check id {cid!r}")
-        found[cid] = info
-    return dict(sorted(found.items()))
+    """The valid checks by id."""
+    return load().checks
 
 
 def select(all_checks: dict[str, CheckInfo], only: list[str] | None,
@@ -77,6 +153,5 @@ def select(all_checks: dict[str, CheckInfo], only: list[str] | None,
     for name in (only or []) + (skip or []):
         if name not in all_checks:
             raise NapipatchError(name, f"no such check (known: {', '.join(all_checks)})")
-    chosen = [c for c in all_checks.values()
-              if (not only or c.id in only) and c.id not in (skip or [])]
-    return chosen
+    return [c for c in all_checks.values()
+            if (not only or c.id in only) and c.id not in (skip or [])]

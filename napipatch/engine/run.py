@@ -34,7 +34,7 @@ from napipatch.engine.context import (
     current_config,
 )
 from napipatch.engine.forked import Ended, run_forked
-from napipatch.engine.registry import CheckInfo, discover, select
+from napipatch.engine.registry import Broken, CheckInfo, discover, load, select
 from napipatch.mails.series import Series
 from napipatch.report.findings import Finding, Severity
 from napipatch.report.model import CheckResult, Report, status_of
@@ -183,7 +183,7 @@ def outcome_of(unit: Unit, ended: Ended, budget: float) -> Outcome:
         # but no result either.
         return Outcome("error", [Finding(
             check=unit.check.id, severity=Severity.WARNING, patch=n,
-            message=f"check could not run: {ended.error}",
+            message=f"could not run: {ended.error}",
             hint="fix the environment (the line says what is missing) and check again")],
             False, ended.seconds, ended.error)
     what = "crashed" if ended.how == "raised" else "died"
@@ -280,14 +280,41 @@ def run_checks(series: Series, config: Config, tree: Path | None = None,
         finally:
             if view:
                 view.close()
+    said: set[tuple[int, str]] = set()
     for check in checks:
         mine = [o for u, o in zip(units, outcomes) if u.check is check]
         result = result_of(check, mine)
-        report.add(result, unique([f for o in mine for f in o.findings]))
+        report.add(result, unique(_once(mine, said)))
         if progress:
             progress(result)
+    for b in ([] if only else load().broken):
+        report.add(*_broken_result(b))
     report.findings.sort(key=lambda f: f.sort_key)
     return report
+
+
+def _once(outcomes: list[Outcome], said: set[tuple[int, str]]) -> list[Finding]:
+    """The findings of ``outcomes``, where a reason several checks could not
+    run for (one unreadable diff stops every check that reads it) is said
+    once, by the first of them; each check's status still names it."""
+    out = []
+    for o in outcomes:
+        for f in o.findings:
+            if o.state == "error":
+                if (f.patch, f.message) in said:
+                    continue
+                said.add((f.patch, f.message))
+            out.append(f)
+    return out
+
+
+def _broken_result(b: Broken) -> tuple[CheckResult, list[Finding]]:
+    """A module in checks/ that declares no valid check: a check that never
+    ran, so the verdict is not clean while it is missing."""
+    return (CheckResult(b.id, "crashed", 0.0, reason=f"{b.module}: {b.reason}"),
+            [Finding(check=b.id, severity=Severity.WARNING, patch=0,
+                     message=f"{b.module} is not a valid check: {b.reason}",
+                     hint="report this to napipatch (a broken check module)")])
 
 
 @contextlib.contextmanager

@@ -18,28 +18,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from napipatch.errors import NapipatchError
-from napipatch.jobs import initramfs
+from napipatch.jobs import initramfs, tap
 from napipatch.jobs.selftests import ProgramRun
+from napipatch.jobs.tap import Result
 from napipatch.jobs.targets import Target
 
-_TAP = re.compile(r"(?:^|\s)(not ok|ok) (\d+) - (.*?)\s*$")
-_SKIP = re.compile(r"\s+# SKIP\s*(.*)$", re.I)
 _SPLAT = re.compile(r"(WARNING: CPU|------------\[ cut here \]|BUG: |Oops|general protection fault|"
                     r"Kernel panic|possible circular locking|KASAN|UBSAN|"
                     r"inconsistent lock state)")
-
-
-@dataclass
-class TapResult:
-    n: int
-    ok: bool
-    name: str
-    skip: str | None = None
-    details: list[str] = field(default_factory=list)
-
-    @property
-    def status(self) -> str:
-        return "skip" if self.skip is not None else ("ok" if self.ok else "not ok")
 
 
 @dataclass
@@ -51,7 +37,7 @@ class BootResult:
     finished: bool  # the plan reached its end marker
     timed_out: bool
     plan_rc: int | None
-    tests: list[TapResult] = field(default_factory=list)
+    tests: list[Result] = field(default_factory=list)  # the plan's TAP
     backend: str = "busybox"
     accel: str = "tcg"
     runs: list[ProgramRun] = field(default_factory=list)  # the kernel selftests (vng backend)
@@ -59,8 +45,8 @@ class BootResult:
     selftest_seconds: float | None = None  # first selftest's start to the last one's end
 
     @property
-    def failed(self) -> list[TapResult]:
-        return [t for t in self.tests if not t.ok]
+    def failed(self) -> list[Result]:
+        return [t for t in self.tests if t.status == "not ok"]
 
     def excerpt(self, around: str | None = None, lines: int = 40) -> str:
         text = self.console.splitlines()
@@ -71,28 +57,15 @@ class BootResult:
         return "\n".join(text[-lines:])
 
 
-def parse_tap(console: str) -> list[TapResult]:
-    tests: list[TapResult] = []
-    inside = False
-    for line in console.splitlines():
-        line = line.rstrip("\r")
-        if initramfs.BEGIN in line:
-            inside = True
-            continue
-        if initramfs.END in line:
-            break  # what follows (selftests' KTAP) is not the plan's
-        if not inside:
-            continue
-        m = _TAP.search(line)
-        if m:
-            name, skip = m.group(3), None
-            s = _SKIP.search(name)
-            if s:
-                name, skip = name[:s.start()], s.group(1)
-            tests.append(TapResult(int(m.group(2)), m.group(1) == "ok", name, skip))
-        elif line.startswith("# ") and tests and not tests[-1].ok:
-            tests[-1].details.append(line[2:])
-    return tests
+def parse_tap(console: str) -> list[Result]:
+    """The plan's results: the TAP between the initramfs markers (what
+    follows, the selftests' KTAP, is not the plan's)."""
+    lines = console.splitlines()
+    begin = next((i for i, ln in enumerate(lines) if initramfs.BEGIN in ln), None)
+    if begin is None:
+        return []
+    end = next((i for i, ln in enumerate(lines) if initramfs.END in ln and i > begin), len(lines))
+    return tap.parse(lines[begin + 1:end], console=True).results
 
 
 def qemu_cmd(kernel: Path, initrd: Path, target: Target) -> list[str]:

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+from napipatch import fileio
 from napipatch.errors import NapipatchError
 from napipatch.jobs.targets import Target
 from napipatch.tree import gitutil
@@ -194,7 +195,7 @@ class Builder:
         if cfg.exists() and stamp.exists() and stamp.read_text() == self.target.config_hash:
             return
         if cfg.exists() and not stamp.exists() and not self.unmet():
-            stamp.write_text(self.target.config_hash)
+            fileio.atomic_write(stamp, self.target.config_hash)
             return
         obj.mkdir(parents=True, exist_ok=True)
         self.progress(f"configuring {self.target.name}: {self.target.base_config} + fragment")
@@ -203,13 +204,13 @@ class Builder:
         lines = [ln for ln in cfg.read_text().splitlines()
                  if not any(ln.startswith(k + "=") or ln == f"# {k} is not set" for k in opts)]
         lines += [f"# {k} is not set" if v == "n" else f"{k}={v}" for k, v in opts.items()]
-        cfg.write_text("\n".join(lines) + "\n")
+        fileio.atomic_write(cfg, "\n".join(lines) + "\n")
         self._run(self.make_cmd("olddefconfig"), log, append=True)
         bad = self.unmet()
         if bad:
             raise NapipatchError(f"target {self.target.name}",
                                  "config fragment not satisfied: " + ", ".join(bad))
-        stamp.write_text(self.target.config_hash)
+        fileio.atomic_write(stamp, self.target.config_hash)
 
     def _run(self, cmd: list[str], log: Path, append: bool = False,
              on_line: Callable[[str], None] | None = None) -> tuple[int, list[str]]:
@@ -306,7 +307,8 @@ class Builder:
                 state[obj] = [[d.file, d.line, d.text] for d in ds]
             else:
                 state.pop(obj, None)
-        self._state_file().write_text(json.dumps(state, indent=0))
+        # Whole or not at all: a build killed here must not leave half a file.
+        fileio.atomic_write(self._state_file(), json.dumps(state, indent=0))
         seen: set[str] = set()
         new: list[Diag] = []
         for ds in rebuilt.values():

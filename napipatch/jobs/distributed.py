@@ -29,9 +29,9 @@ from pathlib import Path
 from typing import Any
 
 from napipatch.errors import NapipatchError
-from napipatch.jobs.executor import InfraError, JobResult, infra_result, is_infra  # noqa: F401 - re-exported
 from napipatch.jobs.cocci import CocciJob
 from napipatch.jobs.docs import DocsJob
+from napipatch.jobs.executor import JobResult, infra_result, is_infra
 from napipatch.jobs.kinds import BootJob, BuildJob
 from napipatch.jobs.remote import RemoteJob
 from napipatch.jobs.warnings import WarningsJob

@@ -2,8 +2,9 @@
 
 A job is any object with ``kind`` and ``run(progress) -> JobResult``
 (see napipatch.jobs). ``LocalExecutor`` runs it in this process, on this
-machine; a distributed executor (a separate piece of work) would ship the
-same job description elsewhere and hand back the same JobResult.
+machine; ``jobs.distributed.CeleryExecutor`` ships the same job description
+to a worker and hands back the same JobResult. Both have
+``submit(job) -> JobResult``; ``jobs.run.executor_for()`` picks one.
 """
 
 from __future__ import annotations
@@ -30,10 +31,6 @@ class Job(Protocol):
     kind: str
 
     def run(self, progress: Callable[[str], None]) -> JobResult: ...
-
-
-class Executor(Protocol):
-    def submit(self, job: Job) -> JobResult: ...
 
 
 class InfraError(Exception):

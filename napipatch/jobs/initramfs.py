@@ -15,6 +15,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
+from napipatch import fileio
 from napipatch.errors import NapipatchError
 
 BEGIN = "NAPIPATCH-PLAN-BEGIN"
@@ -83,7 +84,5 @@ def build(plan: Path, dest_dir: Path, extra: dict[str, Path] | None = None) -> P
                             input=("\n".join(files) + "\n").encode(), capture_output=True)
         if cp.returncode != 0:
             raise NapipatchError("cpio", cp.stderr.decode(errors="replace").strip())
-        tmp = out.with_suffix(".tmp")
-        tmp.write_bytes(gzip.compress(cp.stdout, mtime=0))
-        tmp.replace(out)
+        fileio.atomic_write(out, gzip.compress(cp.stdout, mtime=0))
     return out

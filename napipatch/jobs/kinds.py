@@ -131,8 +131,8 @@ class BootJob:
 def _boot_data(res: bootmod.BootResult, guest: selfrun.GuestRun | None) -> dict:
     return {"seconds": res.seconds, "finished": res.finished, "timed_out": res.timed_out,
             "console_log": str(res.console_log), "backend": res.backend, "accel": res.accel,
-            "tests": [{"n": t.n, "status": t.status, "name": t.name, "skip": t.skip,
-                       "details": t.details} for t in res.tests],
+            "tests": [{"n": t.n, "status": t.status, "name": t.description, "reason": t.reason,
+                       "details": t.after} for t in res.tests],
             "selftest_seconds": res.selftest_seconds,
             "selftests": [{"name": c.name, "status": c.status, "reason": c.reason,
                            "excerpt": c.excerpt} for c in (guest.cases if guest else [])]}

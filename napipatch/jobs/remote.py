@@ -31,7 +31,7 @@ import time
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
-from napipatch.config import parse_value
+from napipatch import fileio
 from napipatch.errors import NapipatchError
 from napipatch.jobs import boot as bootmod
 from napipatch.jobs import initramfs, targets
@@ -64,16 +64,13 @@ class RemoteHost:
 
     @classmethod
     def from_config(cls, cfg, target: str) -> "RemoteHost":
-        vals = {k: cfg.get(f"napipatch.{target}.{k}") for k in HOST_KEYS}
-        if not vals["host"] or not vals["iface"]:
+        """The host ``napipatch.TARGET.*`` describes (``cfg.section`` types
+        the values: jobs never parse configuration themselves)."""
+        got = cfg.section(target, {"port": int, "insecure-host-key": bool})
+        vals = {k.replace("-", "_"): v for k, v in got.items() if k in HOST_KEYS}
+        if not vals.get("host") or not vals.get("iface"):
             raise NapipatchError(f"napipatch.{target}.host", "no remote host configured for "
                                  f"{target} (set napipatch.{target}.host and .iface)")
-        vals = {k.replace("-", "_"): v for k, v in vals.items() if v}
-        if "port" in vals:
-            vals["port"] = parse_value(f"napipatch.{target}.port", vals["port"], int)
-        vals["insecure_host_key"] = parse_value(
-            f"napipatch.{target}.insecure-host-key",
-            cfg.get(f"napipatch.{target}.insecure-host-key", "false"), bool)
         host = cls(**vals)
         if host.boot not in ("kexec", "reboot", "none"):
             raise NapipatchError(f"napipatch.{target}.boot", f"unknown boot method {host.boot!r}")
@@ -212,7 +209,7 @@ class RemoteJob:
             out = cp.stdout.replace("\r\n", "\n")
             log = self.cache / "remote-logs" / f"{time.strftime('%Y%m%d-%H%M%S')}-{self.target}.log"
             log.parent.mkdir(parents=True, exist_ok=True)
-            log.write_text(out + cp.stderr)
+            fileio.atomic_write(log, out + cp.stderr)
             tests = bootmod.parse_tap(out)
             m = re.search(initramfs.END + r" rc=(\d+)", out)
             res = bootmod.BootResult(kernel=kernel, console=out, console_log=log,

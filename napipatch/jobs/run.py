@@ -1,5 +1,6 @@
 """Running jobs for every target through the configured executor, their
-results added to a Report. Shared by ``napipatch test`` and the bot.
+results added to a Report (``flow`` runs them after the checks, for
+``napipatch test`` and the bot).
 """
 
 from __future__ import annotations
@@ -35,9 +36,17 @@ def remote_targets(cfg) -> list[str]:
     return [n for n in targets.names() if cfg.get(f"napipatch.{n}.host")]
 
 
+def _reason(result: JobResult) -> str:
+    """Why a job gave no result (its infrastructure finding), for the
+    report's list of what did not run."""
+    if result.status != "error":
+        return ""
+    return next((f.message for f in result.findings), "the job could not run")
+
+
 def add_result(report: Report, result: JobResult) -> None:
-    report.add(CheckResult(f"{result.kind}/{result.target}", result.status, result.seconds),
-               result.findings)
+    report.add(CheckResult(f"{result.kind}/{result.target}", result.status, result.seconds,
+                           reason=_reason(result)), result.findings)
 
 
 def add_boot_result(report: Report, result: JobResult) -> None:
@@ -49,7 +58,7 @@ def add_boot_result(report: Report, result: JobResult) -> None:
 
     report.add(CheckResult(f"{result.kind}/{result.target}",
                            status(mine) if result.status != "error" else "error",
-                           result.seconds), mine)
+                           result.seconds, reason=_reason(result)), mine)
     if st:
         report.add(CheckResult(f"selftest/{result.target}", status(st),
                                result.data.get("selftest_seconds") or 0.0), st)

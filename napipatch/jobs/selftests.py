@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import posixpath
 import re
-import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from napipatch import fileio
+from napipatch.jobs import tap
 from napipatch.tree import gitutil
 from napipatch.tree.export import MARKER, export_paths, is_exported
 
@@ -29,8 +30,6 @@ TIMEOUT_RC = 124  # timeout(1)'s status, kselftest's "timeout_rc"
 SKIP_RC = 4  # KSFT_SKIP
 
 _PROGS = re.compile(r"^TEST_PROGS\s*[:+]?=\s*(.*)$")
-_RESULT = re.compile(r"^(not ok|ok) (\d+)(?: (.*?))?\s*$")
-_DIRECTIVE = re.compile(r"\s+#\s*(SKIP|XFAIL|TODO)\b\s*(.*)$", re.I)
 
 
 @dataclass(frozen=True)
@@ -47,9 +46,9 @@ class Selftest:
 @dataclass
 class CaseResult:
     name: str  # net:nl_netdev.py:napi_threaded_check, or net:nl_netdev.py
-    status: str  # ok | not ok | skip
+    status: str  # ok | not ok | skip | xfail (tap.Result.status)
     excerpt: str = ""
-    reason: str = ""  # the SKIP reason, or "timed out after N s"
+    reason: str = ""  # the SKIP reason, a directive and its data, or "timed out after N s"
 
 
 @dataclass
@@ -78,10 +77,11 @@ def export_tools(repo: Path, commit: str, dest_root: Path) -> Path:
 def _prune(root: Path) -> None:
     if not root.is_dir():
         return
-    done = sorted((d for d in root.iterdir() if is_exported(d)),
+    # Dot names are exports under way (export.py's temporary directories).
+    done = sorted((d for d in root.iterdir() if not d.name.startswith(".") and is_exported(d)),
                   key=lambda d: (d / MARKER).stat().st_mtime, reverse=True)
     for d in done[KEEP - 1:]:
-        shutil.rmtree(d, ignore_errors=True)
+        fileio.discard_dir(d)  # renamed away whole first: never half-deleted under its name
 
 
 def test_progs(makefile: str) -> list[str]:
@@ -155,29 +155,19 @@ def resolve(repo: Path, commit: str, names: list[str]) -> tuple[list[Selftest], 
 
 
 def case_results(run: ProgramRun, hang_excerpt: str = "") -> list[CaseResult]:
-    """One result per KTAP case line; a program without KTAP cases is one
-    result by its exit status (0 ok, 4 skip, 124 timed out, else not ok)."""
+    """One result per top-level KTAP case (a case's excerpt holds its
+    diagnostics and subtests); a program without KTAP cases is one result
+    by its exit status (0 ok, 4 skip, 124 timed out, else not ok)."""
     stem = run.test.split(":", 1)[1].rsplit(".", 1)[0]
+    ktap = tap.parse(run.output)
     cases: list[CaseResult] = []
-    pending: list[str] = []
-    for line in run.output:
-        m = _RESULT.match(line)
-        if not m:
-            pending.append(line)
-            continue
-        title = m.group(3) or ""
-        status = "ok" if m.group(1) == "ok" else "not ok"
-        reason = ""
-        d = _DIRECTIVE.search(title)
-        if d:
-            title = title[:d.start()]
-            if d.group(1).upper() == "SKIP":
-                status, reason = "skip", d.group(2)
+    for r in ktap.results:
+        title = r.description
         case = title.split(".", 1)[1] if title.startswith(stem + ".") else title
-        cases.append(CaseResult(f"{run.test}:{case or m.group(2)}", status,
-                                "\n".join(pending[-30:] + [line]), reason))
-        pending = []
+        cases.append(CaseResult(f"{run.test}:{case or r.n}", r.status,
+                                "\n".join(r.before[-30:] + [r.line]), r.reason))
     tail = "\n".join(run.output[-40:])
+    failed = f"exit status {run.rc}" + (f" (Bail out! {ktap.bail_out})" if ktap.bail_out else "")
     if run.rc is None:
         cases.append(CaseResult(run.test, "not ok", hang_excerpt or tail,
                                 "hung: the guest was killed by the timeout"))
@@ -185,7 +175,8 @@ def case_results(run: ProgramRun, hang_excerpt: str = "") -> list[CaseResult]:
         cases.append(CaseResult(run.test, "not ok", tail, "timed out (its settings timeout)"))
     elif not cases:
         status = "ok" if run.rc == 0 else "skip" if run.rc == SKIP_RC else "not ok"
-        cases.append(CaseResult(run.test, status, tail, f"exit status {run.rc}" if run.rc else ""))
+        why = ktap.skip_all if status == "skip" and ktap.skip_all else failed if run.rc else ""
+        cases.append(CaseResult(run.test, status, tail, why))
     elif run.rc not in (0, SKIP_RC) and all(c.status != "not ok" for c in cases):
-        cases.append(CaseResult(run.test, "not ok", tail, f"exit status {run.rc}"))
+        cases.append(CaseResult(run.test, "not ok", tail, failed))
     return cases

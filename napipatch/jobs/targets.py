@@ -9,30 +9,84 @@ targets, a test plan (a shell script run as the guest's /init payload).
 from __future__ import annotations
 
 import hashlib
-import tomllib
-from dataclasses import dataclass, field
+import os
+from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
+from napipatch import tomlconf
 from napipatch.errors import NapipatchError
 
 
+ENV = "NAPIPATCH_TARGETS_DIR"  # a directory of targets used instead of the shipped ones
+
+
 def targets_dir() -> Path:
+    """The directory holding the targets: $NAPIPATCH_TARGETS_DIR, else the shipped ones."""
+    own = os.environ.get(ENV)
+    if own:
+        if not Path(own).is_dir():
+            raise NapipatchError(ENV, f"{own}: not a directory")
+        return Path(own)
     return Path(str(resources.files("napipatch.targets")))
+
+
+def _shown(name: str) -> str:
+    """How errors name a target's file: targets/NAME/target.toml when shipped."""
+    own = os.environ.get(ENV)
+    return f"{own.rstrip('/')}/{name}/target.toml" if own else f"targets/{name}/target.toml"
+
+
+_STRINGS = {"type": "array", "items": {"type": "string"}}
+# target.toml: every key, its type and its default (tomlconf reads it).
+SCHEMA = {
+    "type": "object", "additionalProperties": False,
+    "properties": {
+        "description": {"type": "string", "default": ""},
+        "arch": {"type": "string", "default": "x86_64"},
+        "base-config": {"type": "string", "default": "tinyconfig"},
+        # merged in order on top of base-config, later ones winning
+        "fragments": {**_STRINGS, "minItems": 1, "default": ["config.fragment"]},
+        "make-targets": {**_STRINGS, "minItems": 1, "default": ["bzImage"]},
+        "image": {"type": "string", "default": "arch/x86/boot/bzImage"},
+        "must-build": {**_STRINGS, "default": []},
+        # absent: a build-only target (no QEMU model)
+        "boot": {
+            "type": "object", "additionalProperties": False, "required": ["plan"],
+            "properties": {
+                "plan": {"type": "string"},
+                "timeout": {"type": "number", "exclusiveMinimum": 0, "default": 300},
+                "memory": {"type": ["string", "integer"], "default": "512"},
+                "append": {"type": "string", "default": "console=ttyS0 panic=-1"},
+                "nic": {**_STRINGS, "default": []},
+                "backend": {"enum": ["vng", "busybox"], "default": "busybox"},
+                "network": {"type": "string", "default": "user"},
+                "cpus": {"type": ["string", "integer"], "default": "1"},
+            },
+        },
+        "selftests": {
+            "type": "object", "additionalProperties": False, "default": {},
+            "properties": {
+                "run": {**_STRINGS, "default": []},
+                "max-timeout": {"type": "integer", "exclusiveMinimum": 0, "default": 600},
+            },
+        },
+    },
+}
 
 
 @dataclass
 class Boot:
     plan: Path
-    timeout: float = 300
-    memory: str = "512"
-    append: str = "console=ttyS0 panic=-1"
-    nic: list[str] = field(default_factory=list)  # busybox backend: QEMU's NIC options
+    timeout: float
+    memory: str
+    append: str
+    nic: list[str]  # busybox backend: QEMU's NIC options
     # "vng": virtme-ng with the host's root read-only (python3, selftests);
     # "busybox": a busybox initramfs and nothing else.
-    backend: str = "busybox"
-    network: str = "user"  # vng backend: --network
-    cpus: str = "1"
+    backend: str
+    network: str  # vng backend: --network
+    cpus: str
 
 
 @dataclass
@@ -45,11 +99,11 @@ class Target:
     fragments: list[Path]
     make_targets: list[str]
     image: str
-    must_build: list[str] = field(default_factory=list)
-    boot: Boot | None = None
+    must_build: list[str]
+    boot: Boot | None
     # Kernel selftests (dir:prog) run on every boot, besides those the series changes.
-    selftests: list[str] = field(default_factory=list)
-    selftest_max_timeout: int = 600  # caps a dir's settings timeout (net says 3600)
+    selftests: list[str]
+    selftest_max_timeout: int  # caps a dir's settings timeout (net says 3600)
 
     def fragment_text(self) -> str:
         return "".join(f.read_text() + "\n" for f in self.fragments)
@@ -78,29 +132,29 @@ def names() -> list[str]:
 
 
 def load(name: str) -> Target:
-    d = targets_dir() / name
-    f = d / "target.toml"
-    if not f.is_file():
+    """The target ``name``; a bad target.toml is one line naming it and the key."""
+    if name not in names():
         raise NapipatchError(name, f"no such target (known: {', '.join(names())})")
-    try:
-        data = tomllib.loads(f.read_text())
-    except tomllib.TOMLDecodeError as exc:
-        raise NapipatchError(f, f"bad target.toml: {exc}") from None
+    d = targets_dir() / name
+    shown = _shown(name)
+    data = tomlconf.read(d / "target.toml", SCHEMA, shown)
+    fragments = [_file(d, shown, ("fragments", i), p) for i, p in enumerate(data["fragments"])]
     boot = None
     if "boot" in data:
         b = data["boot"]
-        boot = Boot(plan=(d / b["plan"]).resolve(), timeout=float(b.get("timeout", 300)),
-                    memory=str(b.get("memory", "512")), append=b.get("append", Boot.append),
-                    nic=list(b.get("nic", [])), backend=b.get("backend", "busybox"),
-                    network=b.get("network", "user"), cpus=str(b.get("cpus", "1")))
-        if boot.backend not in ("vng", "busybox"):
-            raise NapipatchError(f, f"unknown boot backend {boot.backend!r} (vng, busybox)")
-    st = data.get("selftests", {})
+        boot = Boot(plan=_file(d, shown, ("boot", "plan"), b["plan"]), timeout=float(b["timeout"]),
+                    memory=str(b["memory"]), append=b["append"], nic=b["nic"],
+                    backend=b["backend"], network=b["network"], cpus=str(b["cpus"]))
     return Target(
-        name=name, dir=d, description=data.get("description", ""),
-        arch=data.get("arch", "x86_64"), base_config=data.get("base-config", "tinyconfig"),
-        fragments=[(d / p).resolve() for p in data.get("fragments", ["config.fragment"])],
-        make_targets=list(data.get("make-targets", ["bzImage"])),
-        image=data.get("image", "arch/x86/boot/bzImage"),
-        must_build=list(data.get("must-build", [])), boot=boot,
-        selftests=list(st.get("run", [])), selftest_max_timeout=int(st.get("max-timeout", 600)))
+        name=name, dir=d, description=data["description"], arch=data["arch"],
+        base_config=data["base-config"], fragments=fragments, make_targets=data["make-targets"],
+        image=data["image"], must_build=data["must-build"], boot=boot,
+        selftests=data["selftests"]["run"], selftest_max_timeout=data["selftests"]["max-timeout"])
+
+
+def _file(d: Path, shown: str, key: tuple, rel: str) -> Path:
+    """A file the target names, relative to its directory; it must be there."""
+    p = (d / rel).resolve()
+    if not p.is_file():
+        raise tomlconf.error(shown, key, f"{rel}: no such file")
+    return p

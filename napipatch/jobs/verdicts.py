@@ -10,20 +10,24 @@ from __future__ import annotations
 from napipatch.jobs import boot as bootmod
 from napipatch.jobs.build import Step
 from napipatch.jobs.selftests import CaseResult
+from napipatch.jobs.tap import Result
 from napipatch.report.findings import Finding, Severity
 
 
-def tap_lines(tests: list[bootmod.TapResult]) -> str:
+def tap_lines(tests: list[Result]) -> str:
     """The plan's TAP results, one line a test."""
-    return "\n".join(f"{t.status:6} {t.n:2} - {t.name}" + (f"  ({t.skip})" if t.skip else "")
-                     for t in tests)
+    return "\n".join(f"{t.status:6} {t.n:2} - {t.description}"
+                     + (f"  ({t.reason})" if t.reason else "") for t in tests)
 
 
-def tap_counts(tests: list[bootmod.TapResult]) -> str:
-    """``N ok, N skip, N not ok``."""
-    return (f"{sum(t.ok and t.skip is None for t in tests)} ok, "
-            f"{sum(t.skip is not None for t in tests)} skip, "
-            f"{sum(not t.ok for t in tests)} not ok")
+def _counts(statuses: list[str]) -> str:
+    """``N ok, N skip, N not ok`` (and ``N xfail`` when there are any)."""
+    shown = ("ok", "skip", "not ok") + (("xfail",) if "xfail" in statuses else ())
+    return ", ".join(f"{statuses.count(s)} {s}" for s in shown)
+
+
+def tap_counts(tests: list[Result]) -> str:
+    return _counts([t.status for t in tests])
 
 
 def step_findings(target: str, steps: list[Step]) -> list[Finding]:
@@ -85,9 +89,10 @@ def _short(text: str) -> str:
 def boot_findings(target: str, res: bootmod.BootResult, patch: int) -> list[Finding]:
     out: list[Finding] = []
     for t in res.failed:
-        detail = "\n".join(t.details) if t.details else res.excerpt(f"not ok {t.n} - ")
+        detail = "\n".join(t.after) if t.after else res.excerpt(t.line.strip())
         out.append(Finding(check="boot", severity=Severity.ERROR, patch=patch,
-                           message=f"{target}: test failed: {t.name}",
+                           message=f"{target}: test failed: {t.description}"
+                                   + (f" ({t.reason})" if t.reason else ""),
                            hint=f"console log: {res.console_log}", details=detail))
     if not res.finished:
         why = (f"timed out after {res.seconds:.0f} s" if res.timed_out
@@ -108,7 +113,7 @@ def boot_findings(target: str, res: bootmod.BootResult, patch: int) -> list[Find
 
 
 def selftest_counts(cases: list[CaseResult]) -> str:
-    return ", ".join(f"{sum(c.status == s for c in cases)} {s}" for s in ("ok", "skip", "not ok"))
+    return _counts([c.status for c in cases])
 
 
 def selftest_lines(cases: list[CaseResult]) -> str:

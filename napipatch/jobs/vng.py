@@ -24,6 +24,7 @@ from pathlib import Path
 
 from virtme_ng.version import get_package_version
 
+from napipatch import fileio
 from napipatch.errors import NapipatchError
 from napipatch.jobs import initramfs
 from napipatch.jobs.boot import BootResult, parse_tap, require_bootable
@@ -130,7 +131,8 @@ def accel(kernel: Path, target: Target, workdir: Path, cache: Path, progress) ->
     out, timed_out, _ = run(cmd, PROBE_TIMEOUT, workdir / "logs" / "kvm-probe.log")
     verdict = "kvm" if not timed_out and "napipatch-kvm-ok" in out else "tcg"
     memo.parent.mkdir(parents=True, exist_ok=True)
-    memo.write_text(json.dumps({"boot_id": _boot_id(), "accel": verdict}))
+    # Shared by the build directories of every target: written whole.
+    fileio.atomic_write(memo, json.dumps({"boot_id": _boot_id(), "accel": verdict}))
     return verdict
 
 

@@ -89,10 +89,6 @@ class Field:
     line: int            # 1-based line in the file
     array: str = ""      # "[IFNAMSIZ]"
 
-    @property
-    def full_type(self) -> str:
-        return f"{self.type}:{self.width}" if self.width else self.type
-
 
 def normalise_type(t: str) -> str:
     """Spacing-independent form of a C type: ``struct list_head *`` -> ``struct list_head*``."""

@@ -41,7 +41,6 @@ DOCUMENTED = (
     Documented(f"{DOC_DIR}/snmp.rst", "enum", "LINUX_MIB_NUM", "include/uapi/linux/snmp.h",
                complete=False),
 )
-BY_HEADER_STRUCT = {(d.header, d.name): d for d in DOCUMENTED if d.kind == "struct"}
 
 ACCESS = frozenset({"read_mostly", "read_write", "write_mostly", "-"})
 _BORDER = re.compile(r"^=+(?: +=+)+ *$")

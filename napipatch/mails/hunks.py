@@ -13,13 +13,21 @@ from dataclasses import dataclass
 from unidiff import PatchedFile, PatchSet
 from unidiff.errors import UnidiffParseError
 
+from napipatch.errors import NapipatchError
 
-def parse_diff(text: str) -> PatchSet:
-    """A mail's diff as a PatchSet; junk gives an empty one, never an error."""
+
+class UnparsableDiff(NapipatchError):
+    """A mail whose diff unidiff cannot read (a hunk cut short, a stray @@)."""
+
+
+def parse_diff(text: str, origin: str = "the diff") -> PatchSet:
+    """A mail's diff as a PatchSet. A diff that cannot be read is an error
+    naming ``origin``, never an empty PatchSet: every check that reads the
+    diff would otherwise see "no changes" and pass."""
     try:
         return PatchSet(text)
-    except (UnidiffParseError, Exception):  # noqa: BLE001 - unidiff raises bare errors on junk
-        return PatchSet("")
+    except (UnidiffParseError, ValueError, IndexError) as exc:
+        raise UnparsableDiff(origin, f"the diff cannot be parsed: {str(exc).strip()}") from None
 
 
 @dataclass(frozen=True)

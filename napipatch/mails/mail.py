@@ -192,7 +192,11 @@ def _split_body(body: str) -> tuple[str, str, str]:
     return body[: m.start()].strip("\n") + "\n", "---", body[m.end():]
 
 
-def _clean_msgid(value: str | None) -> str | None:
+def clean_msgid(value: str | None) -> str | None:
+    """The Message-ID in a header value, without its angle brackets (None: none).
+
+    Public: the bot reads Message-ID and In-Reply-To of every archived mail
+    with it, so both agree with the parser on what an id is."""
     if not value:
         return None
     m = re.search(r"<([^<>\s]+)>", value)
@@ -236,7 +240,7 @@ def parse_message(data: bytes, origin: str, envelope: bytes = b"") -> PatchMail:
     subject, frm = hdrs["Subject"], hdrs["From"]
     if not frm or subject is None:
         raise NapipatchError(origin, "not a mail: no From or Subject header")
-    msgid = _clean_msgid(hdrs["Message-ID"]) or ""
+    msgid = clean_msgid(hdrs["Message-ID"]) or ""
     where = f"{origin} <{msgid}>" if msgid else origin
     name, addr = email.utils.parseaddr(frm)
     try:
@@ -269,7 +273,7 @@ def parse_message(data: bytes, origin: str, envelope: bytes = b"") -> PatchMail:
         author_email=addr,
         date=hdrs["Date"] or "",
         body=body,
-        in_reply_to=_clean_msgid(hdrs["In-Reply-To"]),
+        in_reply_to=clean_msgid(hdrs["In-Reply-To"]),
         references=refs,
         raw=data,
         origin=origin,

@@ -18,7 +18,6 @@ from dataclasses import dataclass, field
 NETDEV_TREES = ("net", "net-next", "bpf", "bpf-next", "nf", "nf-next",
                 "wireless", "wireless-next", "ipsec", "ipsec-next",
                 "iwl-net", "iwl-next")
-KNOWN_TREES = NETDEV_TREES  # the name older code imports
 
 _BRACKET = re.compile(r"^\[([^\]]*)\]\s*")
 _NESTED = (re.compile(r"\[([^\]]*)\[([^\[\]]*)\]"), re.compile(r"\[([^\]]*)\]([^\[\]]*)\]"))
@@ -55,7 +54,6 @@ class Subject:
     resend: bool = False
     tree: str | None = None
     version: int = 1
-    has_version: bool = False
     index: int = 1
     total: int = 1
     has_counter: bool = False
@@ -110,7 +108,7 @@ def parse_subject(raw: str) -> Subject:
         if (mc := _COUNTER.match(tok)):
             s.index, s.total, s.has_counter = int(mc.group(1)), int(mc.group(2)), True
         elif (mv := _VERSION.match(tok)):
-            s.version, s.has_version = int(mv.group(1)), True
+            s.version = int(mv.group(1))
         elif low.startswith("rfc"):
             s.rfc = True
         elif low.startswith("resend"):

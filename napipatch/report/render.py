@@ -2,7 +2,7 @@
 --showfile), markdown (for bots/CI), json.
 
 All text goes through templates/; the JSON schema is documented in
-README.md ("JSON report") and kept stable.
+docs/json-report.md and kept stable.
 """
 
 from __future__ import annotations

@@ -17,6 +17,7 @@ import shlex
 import sys
 from pathlib import Path
 
+from napipatch import fileio
 from napipatch.errors import NapipatchError
 from napipatch.tree import gitutil
 
@@ -60,9 +61,14 @@ def install(repo: Path) -> list[str]:
     """Add napipatch to both b4 keys; the first install saves what was there."""
     top = _top(repo)
     saved = _saved_file(top)
+    with fileio.locked(_lock(saved)):
+        return _install(top, saved)
+
+
+def _install(top: Path, saved: Path) -> list[str]:
     before = {k: _values(top, k) for k in KEYS}
-    if not saved.exists():
-        saved.write_text(json.dumps(before, indent=1) + "\n")
+    # The first install's values are the ones to put back: never overwritten.
+    fileio.write_new(saved, json.dumps(before, indent=1) + "\n")
     checkpatch = top / "scripts" / "checkpatch.pl"
     lines = []
     for key in KEYS:
@@ -78,13 +84,19 @@ def uninstall(repo: Path) -> list[str]:
     """Put back the values the first install saved, exactly."""
     top = _top(repo)
     saved = _saved_file(top)
-    if not saved.exists():
-        return [f"{top}: b4 check commands: not installed"]
-    try:
-        before = json.loads(saved.read_text())
-    except ValueError as exc:
-        raise NapipatchError(saved, f"not JSON ({exc})") from None
-    for key in KEYS:
-        _set(top, key, list(before.get(key, [])))
-    saved.unlink()
+    with fileio.locked(_lock(saved)):
+        if not saved.exists():
+            return [f"{top}: b4 check commands: not installed"]
+        try:
+            before = json.loads(saved.read_text())
+        except ValueError as exc:
+            raise NapipatchError(saved, f"not JSON ({exc})") from None
+        for key in KEYS:
+            _set(top, key, list(before.get(key, [])))
+        saved.unlink()
     return [f"{top}: {key} restored ({len(before.get(key, []))} value(s))" for key in KEYS]
+
+
+def _lock(saved: Path) -> Path:
+    """Install and uninstall run one at a time: each rewrites both keys."""
+    return saved.with_name(f".{SAVED}.lock")

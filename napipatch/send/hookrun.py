@@ -14,22 +14,25 @@ file order (cover letter first) is the last message.
 for a new branch the commits on no remote-tracking ref) are checked as a
 series against the repository.
 
-Error findings block (exit 1, the text report on stderr). A failure of
-napipatch itself warns and lets the send or push go, unless
-``napipatch.hook-strict`` is set.
+Error findings block (exit 1, the text report on stderr). So does a run
+that did not check everything: a check that crashed, timed out or could
+not run, or napipatch failing outright (exit 3 or 2, naming what was not
+checked), because letting it go would call an unchecked series clean.
+``git config napipatch.hook-strict false`` turns those into a warning that
+says plainly what was not checked, and lets the send or push go.
 """
 
 from __future__ import annotations
 
 import os
 import re
-import secrets
 import shutil
 import sys
 import tempfile
 import time
 from pathlib import Path
 
+from napipatch import fileio
 from napipatch.config import Config
 from napipatch.engine.registry import discover, select
 from napipatch.engine.run import run_checks
@@ -54,18 +57,39 @@ def check_ids(scope: str, only: list[str] | None, skip: list[str] | None) -> lis
     return [c.id for c in select(discover(), only, skip) if c.scope == scope and c.needs == "diff"]
 
 
+_BYPASS = {"sendemail-validate": "git send-email --no-validate sends anyway",
+           "pre-push": "git push --no-verify pushes anyway"}
+
+
 def guarded(name: str, cfg: Config, fn, err=_err) -> int:
-    """Run a hook body; napipatch's own failure must not stop the user's send."""
+    """Run a hook body; napipatch's own failure blocks unless hook-strict is false."""
     try:
         return fn()
     except Exception as exc:  # noqa: BLE001 - any failure of ours, by policy
         reason = str(exc) if isinstance(exc, NapipatchError) else f"{type(exc).__name__}: {exc}"
+        code = 2 if isinstance(exc, NapipatchError) else 3
         if cfg.hook_strict:
-            err(f"napipatch: error: {name} hook: {reason} (napipatch.hook-strict is set, so this blocks)")
-            return 2
-        err(f"napipatch: warning: {name} hook could not check: {reason}; letting it go "
-            "(git config napipatch.hook-strict true blocks instead)")
+            err(f"napipatch: error: {name} hook could not check: {reason}; this blocks "
+                f"({_BYPASS.get(name, 'bypass the hook')}; git config napipatch.hook-strict "
+                "false lets it go)")
+            return code
+        err(f"napipatch: warning: {name} hook could not check: {reason}; NOT checked, letting "
+            "it go (napipatch.hook-strict is false)")
         return 0
+
+
+def verdict(name: str, what: str, report: Report, cfg: Config, err=_err) -> int:
+    """The hook's exit status for ``report`` on ``what`` (a message, a ref)."""
+    if report.incomplete:
+        line = report.completion_line()
+        if cfg.hook_strict:
+            err(f"napipatch: {name}: {what}: not fully checked ({line}); this blocks "
+                f"({_BYPASS.get(name, 'bypass the hook')}; git config napipatch.hook-strict "
+                "false lets it go)")
+            return report.exit_code
+        err(f"napipatch: warning: {name}: {what}: NOT fully checked ({line}); letting it go "
+            "(napipatch.hook-strict is false)")
+    return 1 if report.errors else 0
 
 
 # ---------------------------------------------------------------- sendemail-validate
@@ -151,15 +175,15 @@ class RunState:
             except OSError:
                 continue
             if old or not _alive(d.name):
-                shutil.rmtree(d, ignore_errors=True)
+                fileio.discard_dir(d)  # another run's hook may be pruning it too
         return cls(root, key)
 
     def add(self, name: str, data: bytes) -> None:
+        """Keep one message: the next free ``NNNN-name``, written whole."""
         self.dir.mkdir(parents=True, exist_ok=True)
-        n = len(list(self.dir.iterdir()))
-        tmp = self.dir / f".{secrets.token_hex(4)}"
-        tmp.write_bytes(data)
-        tmp.replace(self.dir / f"{n:04d}-{name}")
+        n = sum(1 for p in self.dir.iterdir() if not p.name.startswith("."))
+        while not fileio.write_new(self.dir / f"{n:04d}-{name}", data):
+            n += 1
 
     def mails(self) -> list[PatchMail]:
         out: list[PatchMail] = []
@@ -192,17 +216,17 @@ def sendemail_validate(path: Path, cfg: Config, only: list[str] | None = None,
         one = Series(name=path.name, version=m.subject.version, cover=None, patches=[m],
                      source=str(path))
         report = run_checks(one, cfg, only=patch_ids)
-        if report.findings:
+        if report.findings or report.incomplete:
             err(_per_message_text(report, m))
-        if report.errors:
-            rc = 1
+        rc = max(rc, verdict("sendemail-validate", path.name, report, cfg, err))
     counter = env.get("GIT_SENDEMAIL_FILE_COUNTER", "")
     total = env.get("GIT_SENDEMAIL_FILE_TOTAL", "")
     state = RunState.open(run_key(env))
     if rc:
         state.discard()
-        err(f"napipatch: sendemail-validate: {path.name}: error findings; nothing is sent "
-            "(git send-email --no-validate sends anyway)")
+        if rc == 1:
+            err(f"napipatch: sendemail-validate: {path.name}: error findings; nothing is sent "
+                "(git send-email --no-validate sends anyway)")
         return rc
     if counter.isdigit() and counter == "1":
         state.discard()  # git 2.41+: a new run starts
@@ -224,13 +248,13 @@ def sendemail_validate(path: Path, cfg: Config, only: list[str] | None = None,
         err(f"napipatch: note: sendemail-validate: series checks skipped: {exc.reason}")
         return 0
     report = run_checks(series, cfg, only=series_ids)
-    if report.findings:
+    if report.findings or report.incomplete:
         err(render_report(report, "text"))
-    if report.errors:
+    rc = verdict("sendemail-validate", "the series", report, cfg, err)
+    if rc == 1:
         err("napipatch: sendemail-validate: the series has error findings; nothing is sent "
             "(git send-email --no-validate sends anyway)")
-        return 1
-    return 0
+    return rc
 
 
 def _series_name(mails: list[PatchMail]) -> str:
@@ -302,11 +326,12 @@ def pre_push(repo: Path, lines: list[str], cfg: Config, only: list[str] | None =
             continue
         series = _series_from_commits(repo, commits, revargs, cfg.tree_tag, label)
         report = run_checks(series, cfg, tree=repo, only=only, skip=skip)
-        if report.findings:
+        if report.findings or report.incomplete:
             err(render_report(report, "text"))
-        if report.errors:
+        got = verdict("pre-push", label, report, cfg, err)
+        if got == 1:
             err(f"napipatch: pre-push: {label}: {report.errors} error finding"
                 f"{'s' if report.errors != 1 else ''}; push refused "
                 "(git push --no-verify pushes anyway)")
-            rc = 1
+        rc = max(rc, got)
     return rc

@@ -7,7 +7,9 @@ activated. A hook that was already there is never overwritten: it moves to
 ``<hook>.napipatch-chained`` and our script runs it first (its failure stops
 the send or push); ``uninstall`` renames it back, byte for byte. The hooks
 directory is git's own answer (``git rev-parse --git-path hooks``), so
-``core.hooksPath`` is respected.
+``core.hooksPath`` is respected. Install and uninstall hold a lock file in
+that directory, and a hook script is renamed into place whole, so two at
+once (a script and a hand) never leave a hook half-written or lost.
 """
 
 from __future__ import annotations
@@ -17,12 +19,14 @@ import shlex
 import sys
 from pathlib import Path
 
+from napipatch import fileio
 from napipatch.errors import NapipatchError
 from napipatch.tree import gitutil
 
 HOOKS = ("sendemail-validate", "pre-push")
 CHAINED = ".napipatch-chained"
 MARKER = "# napipatch-hook:"
+LOCK = ".napipatch-hooks.lock"
 
 
 def hooks_dir(repo: Path) -> Path:
@@ -68,7 +72,7 @@ def script(name: str, only: list[str] | None = None, skip: list[str] | None = No
             # napipatch gone (its venv removed): the policy of its own failures.
             f"    if [ ! -x {py} ]; then\n"
             f"        echo 'napipatch: warning: {name} hook: '{py}' is gone; not checked' >&2\n"
-            '        [ "$(git config --type=bool napipatch.hook-strict)" = true ] && return 2\n'
+            '        [ "$(git config --type=bool napipatch.hook-strict)" = false ] || return 2\n'
             "        return 0\n"
             "    fi\n"
             f'    {py} {run} "$@"\n'
@@ -102,14 +106,19 @@ def install(repo: Path, sendemail: bool = False, pre_push: bool = False,
             only: list[str] | None = None, skip: list[str] | None = None) -> list[str]:
     """Install the chosen hooks (both when neither is chosen); one line per hook."""
     d = hooks_dir(repo)
-    names = _which(sendemail, pre_push)
+    d.mkdir(parents=True, exist_ok=True)
+    with fileio.locked(d / LOCK):
+        return _install(d, _which(sendemail, pre_push), only, skip)
+
+
+def _install(d: Path, names: list[str], only: list[str] | None,
+             skip: list[str] | None) -> list[str]:
     # Refuse before touching anything.
     for name in names:
         hook, chained = d / name, d / f"{name}{CHAINED}"
         if _exists(hook) and not is_ours(hook) and _exists(chained):
             raise NapipatchError(hook, f"not napipatch's and {chained.name} exists too; "
                                  "move one of them away first")
-    d.mkdir(parents=True, exist_ok=True)
     lines = []
     for name in names:
         hook, chained = d / name, d / f"{name}{CHAINED}"
@@ -122,10 +131,7 @@ def install(repo: Path, sendemail: bool = False, pre_push: bool = False,
             what = "installed"
             if _exists(chained):
                 what += f"; {chained.name} (from an earlier install) runs first"
-        tmp = d / f".{name}.napipatch-tmp"
-        tmp.write_text(script(name, only, skip))
-        tmp.chmod(0o755)
-        tmp.replace(hook)
+        fileio.atomic_write(hook, script(name, only, skip), mode=0o755)
         lines.append(f"{hook}: {what}")
     return lines
 
@@ -133,8 +139,15 @@ def install(repo: Path, sendemail: bool = False, pre_push: bool = False,
 def uninstall(repo: Path, sendemail: bool = False, pre_push: bool = False) -> list[str]:
     """Remove our hooks and put back what was there before."""
     d = hooks_dir(repo)
+    if not d.is_dir():
+        return [f"{d / name}: not installed" for name in _which(sendemail, pre_push)]
+    with fileio.locked(d / LOCK):
+        return _uninstall(d, _which(sendemail, pre_push))
+
+
+def _uninstall(d: Path, names: list[str]) -> list[str]:
     lines = []
-    for name in _which(sendemail, pre_push):
+    for name in names:
         hook, chained = d / name, d / f"{name}{CHAINED}"
         if _exists(hook) and not is_ours(hook):
             lines.append(f"{hook}: not napipatch's, left alone")

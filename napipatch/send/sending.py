@@ -111,7 +111,7 @@ def send_series(store: Store, spec: str, cfg: Config, repo: Path | None = None,
     repo = gitutil.require_repo(repo) if repo is not None else None
     report = run_checks(series, cfg, tree=repo, only=only, skip=skip)
     outcome = Outcome(report=report)
-    if report.errors and not force:
+    if not report.clean and not force:   # error findings, or not everything checked
         return outcome
     rec = store.record(series.name)
     to_l = addresses(to, "--to") + addresses(rec.get("to"), f"{series.name}/series.toml to")
@@ -141,7 +141,7 @@ def send_series(store: Store, spec: str, cfg: Config, repo: Path | None = None,
         cmd += [f"--to={a}" for a in outcome.to] + [f"--cc={a}" for a in outcome.cc]
         if dry_run:
             cmd.append("--dry-run")
-        if force and report.errors:
+        if force and not report.clean:
             cmd.append("--no-validate")  # the hook would refuse what --force sends
         env = dict(os.environ, NAPIPATCH_RUN_ID=secrets.token_hex(8), GIT_PAGER="cat")
         try:
@@ -177,19 +177,19 @@ class SendFailed(NapipatchError):
 
 
 def _record(store: Store, name: str, vkey: str, o: Outcome) -> None:
-    rec = store.record(name)
-    info = rec.setdefault("versions", {}).setdefault(vkey, {})
-    if o.cover_id:
-        info["cover-message-id"] = o.cover_id
-        info["lore"] = LORE_LINK.format(msgid=o.cover_id)
-    else:
-        info["lore"] = LORE_LINK.format(msgid=o.patch_ids[0])
-    info["message-ids"] = o.patch_ids
-    info["sent"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-    info["sent-to"] = o.to
-    if o.cc:
-        info["sent-cc"] = o.cc
-    store.write_record(name, rec)
+    # Re-read under the lock: an import may have added a version since.
+    with store.updating(name) as rec:
+        info = rec.setdefault("versions", {}).setdefault(vkey, {})
+        if o.cover_id:
+            info["cover-message-id"] = o.cover_id
+            info["lore"] = LORE_LINK.format(msgid=o.cover_id)
+        else:
+            info["lore"] = LORE_LINK.format(msgid=o.patch_ids[0])
+        info["message-ids"] = o.patch_ids
+        info["sent"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        info["sent-to"] = o.to
+        if o.cc:
+            info["sent-cc"] = o.cc
 
 
 def _tag(repo: Path | None, series) -> str:

@@ -2,7 +2,9 @@
 
 b4's library functions are not a stable API (signatures and return types
 changed between 0.12, 0.14 and 0.16), so b4 is pinned in pyproject.toml
-and nothing else imports it; tests/test_b4api.py pins the behaviour we use.
+and nothing else imports it; tests/test_subject.py (subjects read as b4
+reads them) and tests/test_b4_workflow.py (b4 prep, lore import) pin the
+behaviour we use.
 """
 
 from __future__ import annotations

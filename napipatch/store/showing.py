@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from napipatch.errors import NapipatchError
-from napipatch.mails.hunks import parse_diff
+from napipatch.mails.hunks import UnparsableDiff, parse_diff
 from napipatch.store.store import Store
 from napipatch.tree import gitutil
 from napipatch.tree.apply import apply_in_index
@@ -21,9 +21,14 @@ def show(store: Store, spec: str) -> str:
         out.append(f"  lore: {info['lore']}")
     trailers = info.get("trailers", {})
     for i, p in enumerate(s.patches, 1):
-        ps = parse_diff(p.diff)
         out.append(f"  {i}/{len(s.patches)} {p.subject.title}")
-        out.append(f"      {p.author}  {len(ps)} files, +{ps.added} -{ps.removed}")
+        try:
+            ps = parse_diff(p.diff, p.origin)
+        except UnparsableDiff as exc:
+            out.append(f"      {p.author}  {exc.reason}")
+            ps = []
+        else:
+            out.append(f"      {p.author}  {len(ps)} files, +{ps.added} -{ps.removed}")
         for f in ps:
             out.append(f"        {f.path}  +{f.added} -{f.removed}")
         for key, value, _line in p.trailers:

@@ -5,19 +5,27 @@ letter.patch``, ``NNNN-slug.patch``) that git am reads as they are; the
 record of every version (Message-IDs, base, date, changelog, trailers
 collected from replies) lives in ``series.toml``. A version is written to a
 temporary directory and renamed into place, so an error leaves nothing.
+
+Several processes may use one store at once (an import, a send recording
+its Message-IDs, a check reading): series.toml is only ever changed inside
+``updating`` -- read, changed and written back (to a temporary file renamed
+over it) under the series' lock file -- so no update is lost and no reader
+sees half a file.
 """
 
 from __future__ import annotations
 
 import re
 import shutil
-import tempfile
 import tomllib
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Iterator
 
 import tomli_w
 
+from napipatch import fileio
 from napipatch.errors import NapipatchError
 from napipatch.mails import mail as mailmod
 from napipatch.mails.series import (
@@ -30,6 +38,8 @@ from napipatch.mails.series import (
 
 LORE_LINK = "https://lore.kernel.org/all/{msgid}/"
 RECORD_LIMIT = 16 << 20  # series.toml
+LOCK = ".series.toml.lock"  # beside series.toml; removed on release
+LOCK_WAIT = 120.0  # seconds: an update holds the lock for milliseconds
 
 
 @dataclass
@@ -59,12 +69,18 @@ class Store:
     def versions(self, name: str) -> list[int]:
         return sorted(int(k[1:]) for k in self.record(name).get("versions", {}))
 
-    def write_record(self, name: str, rec: dict) -> None:
+    @contextmanager
+    def updating(self, name: str) -> Iterator[dict]:
+        """``name``'s record (a new one if there is none) for the block to
+        change; written back when the block ends without an exception. The
+        series' lock is held throughout, so a concurrent update waits."""
         d = self.path(name)
         d.mkdir(parents=True, exist_ok=True)
-        tmp = d / ".series.toml.tmp"
-        tmp.write_text(tomli_w.dumps(rec))
-        tmp.replace(d / "series.toml")
+        with fileio.locked(d / LOCK, timeout=LOCK_WAIT):
+            rec = self.record(name) if (d / "series.toml").is_file() \
+                else {"name": check_name(name)}
+            yield rec
+            fileio.atomic_write(d / "series.toml", tomli_w.dumps(rec), fsync=True)
 
     def load(self, spec: str) -> Series:
         """``NAME`` (newest version) or ``NAME@vN``."""
@@ -96,29 +112,31 @@ class Store:
                     exported_from: str | None = None, files: dict[str, str] | None = None) -> Path:
         """Write ``series`` as ``NAME/vN`` and record it in series.toml."""
         name = check_name(series.name)
-        d = self.path(name)
-        rec = self.record(name) if (d / "series.toml").is_file() else {"name": name}
-        vkey = f"v{series.version}"
-        vdir = d / vkey
-        if vdir.exists() and not force:
-            raise NapipatchError(f"{name}@{vkey}", "already in the store (use --force to replace)")
         if files is None:
             files = {}
             if series.cover:
                 files["0000-cover-letter.patch"] = series.cover.as_format_patch()
             for i, p in enumerate(series.patches, 1):
                 files[f"{i:04d}-{mailmod.slug(p.subject.title)}.patch"] = p.as_format_patch()
-        d.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=f".{vkey}-", dir=d))
-        try:
-            for fname, text in files.items():
-                (tmp / fname).write_text(text)
-            if vdir.exists():
-                shutil.rmtree(vdir)
-            tmp.rename(vdir)
-        except BaseException:
-            shutil.rmtree(tmp, ignore_errors=True)
-            raise
+        info = self._info(series, trailers, source, cover_only, exported_from)
+        vkey = f"v{series.version}"
+        vdir = self.path(name) / vkey
+        # Under the lock from the existence test to the record: two imports
+        # of one version cannot both pass the test.
+        with self.updating(name) as rec:
+            if vdir.exists() and not force:
+                raise NapipatchError(f"{name}@{vkey}", "already in the store (use --force to replace)")
+            _write_version(vdir, files)
+            if series.tree:
+                rec.setdefault("tree", series.tree)
+            rec.setdefault("versions", {})[vkey] = info
+            rec["versions"] = dict(sorted(rec["versions"].items(), key=lambda kv: int(kv[0][1:])))
+        return vdir
+
+    @staticmethod
+    def _info(series: Series, trailers: dict[int, list[str]] | None, source: str,
+              cover_only: bool, exported_from: str | None) -> dict:
+        """The series.toml table of one version."""
         head = series.head
         info = {
             "version": series.version,
@@ -146,9 +164,18 @@ class Store:
             info["cover-only"] = True
         if exported_from:
             info["exported-from"] = exported_from
-        if series.tree:
-            rec.setdefault("tree", series.tree)
-        rec.setdefault("versions", {})[vkey] = info
-        rec["versions"] = dict(sorted(rec["versions"].items(), key=lambda kv: int(kv[0][1:])))
-        self.write_record(name, rec)
-        return vdir
+        return info
+
+
+def _write_version(vdir: Path, files: dict[str, str]) -> None:
+    """``files`` as the directory ``vdir``, all or nothing: written beside it,
+    then renamed into place (a version replaced with --force is swapped out
+    and deleted after)."""
+    tmp = fileio.temp_dir(vdir)
+    try:
+        for fname, text in files.items():
+            (tmp / fname).write_text(text)
+        fileio.replace_dir(tmp, vdir)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise

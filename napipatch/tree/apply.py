@@ -17,13 +17,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
 import shutil
 import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from napipatch import fileio
 from napipatch.errors import GitError, NapipatchError
 from napipatch.mails.series import Series
 from napipatch.tree import gitutil
@@ -190,10 +190,8 @@ def apply_in_index(repo: Path, series: Series, base: str | None = None,
     _apply(repo, series, res)
     if f is not None:
         f.parent.mkdir(parents=True, exist_ok=True)
-        tmp = f.with_name(f".{f.name}.{os.getpid()}.tmp")
-        tmp.write_text(json.dumps({"commits": res.commits,
-                                   "failure": asdict(res.failure) if res.failure else None}))
-        tmp.replace(f)
+        fileio.atomic_write(f, json.dumps({"commits": res.commits,
+                                           "failure": asdict(res.failure) if res.failure else None}))
     return res
 
 

@@ -108,6 +108,10 @@ class ObjectReader:
         p.stdin.write(f"{name}\n".encode())
         p.stdin.flush()
         header = p.stdout.readline().decode()
+        if not header:       # git died (a repository removed under it, a kill)
+            self._proc = None
+            p.wait()
+            raise NapipatchError(self.repo, "git cat-file --batch ended early")
         if header.endswith("missing\n") or header.endswith("ambiguous\n"):
             return None
         _sha, typ, size = header.split()

@@ -7,17 +7,18 @@ prepares the same tarball gets the same commit id: a series exported with
 
 from __future__ import annotations
 
+import glob
 import re
 import shutil
 import subprocess
-import tarfile
 from pathlib import Path
 
+from napipatch import fileio
 from napipatch.errors import NapipatchError
 from napipatch.tree import gitutil
 from napipatch.tree.gitutil import git
 
-DEFAULT_TARBALL = Path("/usr/src/linux-source-6.12.tar.xz")
+PREPARE_WAIT = 1800.0  # seconds: unpacking and committing takes a minute or several
 _FIXED = {
     "GIT_AUTHOR_NAME": "napipatch", "GIT_AUTHOR_EMAIL": "napipatch@localhost",
     "GIT_COMMITTER_NAME": "napipatch", "GIT_COMMITTER_EMAIL": "napipatch@localhost",
@@ -46,24 +47,46 @@ def kernel_version(tree: Path) -> str:
 def prepare(tarball: Path, dest: Path) -> str:
     """Unpack ``tarball`` into ``dest`` and commit it; returns the commit id.
 
-    A tree already prepared (the tag exists) is left as it is.
+    A tree already prepared (the tag exists) is left as it is. Two first
+    runs at once (two test workers) unpack once: the second waits for the
+    first's tree under the lock file beside ``dest``.
     """
     tarball, dest = Path(tarball), Path(dest)
     if (dest / ".git").exists():
-        tags = gitutil.out(dest, "tag", "--list", "v*-debian")
-        if tags:
-            return gitutil.out(dest, "rev-parse", tags.splitlines()[0] + "^{commit}")
-        raise NapipatchError(dest, "is a git repository but not one napipatch prepared")
+        return _prepared(dest)
     if not tarball.is_file():
         raise NapipatchError(tarball, "no such tarball (apt-get install linux-source-6.12)")
-    tmp = dest.with_name(dest.name + ".partial")
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir(parents=True)
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    with fileio.locked(dest.with_name(f".{dest.name}.lock"), timeout=PREPARE_WAIT):
+        if (dest / ".git").exists():
+            return _prepared(dest)
+        # Halves left by killed runs: no one else prepares while we hold the lock.
+        for old in dest.parent.glob(f".{glob.escape(dest.name)}.*.tmp"):
+            shutil.rmtree(old, ignore_errors=True)
+        tmp = fileio.temp_dir(dest)
+        try:
+            _unpack(tarball, tmp)
+            if not fileio.publish_dir(tmp, dest):
+                raise NapipatchError(dest, "exists and is not a tree napipatch prepared")
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+    return gitutil.out(dest, "rev-parse", "HEAD")
+
+
+def _prepared(dest: Path) -> str:
+    tags = gitutil.out(dest, "tag", "--list", "v*-debian")
+    if tags:
+        return gitutil.out(dest, "rev-parse", tags.splitlines()[0] + "^{commit}")
+    raise NapipatchError(dest, "is a git repository but not one napipatch prepared")
+
+
+def _unpack(tarball: Path, tmp: Path) -> None:
+    """The tarball as one commit, tagged, in the empty directory ``tmp``."""
     # tar(1) is several times faster than tarfile on xz; strip the top dir.
     cp = subprocess.run(["tar", "-xf", str(tarball), "-C", str(tmp), "--strip-components=1"],
                         capture_output=True, text=True)
     if cp.returncode != 0:
-        shutil.rmtree(tmp, ignore_errors=True)
         raise NapipatchError(tarball, f"cannot unpack: {cp.stderr.strip().splitlines()[-1:]}")
     gi = tmp / ".gitignore"
     if gi.exists():
@@ -75,9 +98,3 @@ def prepare(tarball: Path, dest: Path) -> str:
     git(tmp, "commit", "-q", "--no-verify", "-m", f"Linux {ver} (Debian linux-source)\n\n"
         f"Imported from {tarball.name} by napipatch tree prepare.", env=_FIXED)
     git(tmp, "tag", f"v{ver}-debian")
-    tmp.rename(dest)
-    return gitutil.out(dest, "rev-parse", "HEAD")
-
-
-def is_tarball(path: Path) -> bool:
-    return Path(path).is_file() and tarfile.is_tarfile(path)

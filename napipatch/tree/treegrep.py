@@ -7,7 +7,9 @@ handful of files. So the base is grepped once per pattern -- in the user's
 checkout when it is clean (under a second: the files are on disk), else
 over the object database -- the result is kept on disk by base commit and
 pattern, and only the files that differ between the base and the commit
-asked for are matched again, in Python, read through ``cat-file``.
+asked for are matched again, in Python, read through ``cat-file``. Two
+processes sharing the cache and asking for one pattern do not both grep:
+one does, under a lock file, and the other reads its result.
 
 Patterns are either extended regexes written in the common subset of POSIX
 ERE and Python ``re`` (``^/\\* YNL-GEN (kernel|uapi|user)``), or a set of
@@ -19,12 +21,12 @@ from __future__ import annotations
 import fnmatch
 import hashlib
 import json
-import os
 import re
 import threading
 from dataclasses import dataclass
 from pathlib import Path
 
+from napipatch import fileio
 from napipatch.tree import gitutil
 
 # Past this many files between the checkout and the base, grepping the
@@ -35,6 +37,10 @@ MAX_CHECKOUT_DRIFT = 2000
 # minutes (a header replaced by a symlink "removes" every prototype in it);
 # a caller asks for at most this many words at once.
 MAX_WORDS = 64
+
+# Processes sharing a cache grep the base once: the others wait on a lock
+# file for the result, at most this long (then they grep it themselves).
+GREP_WAIT = 300.0
 
 
 class TooManyWords(ValueError):
@@ -136,12 +142,32 @@ class TreeGrep:
                 return self._memo[k]
             got = self._load(k)
             if got is None:
-                got = self._grep_base(pat, k)
-                self._store(k, got)
+                got = self._grep_once(pat, k)
             else:
                 self.how[k] = "cache"
             self._memo[k] = got
             return got
+
+    def _grep_once(self, pat: Pattern, k: str) -> Matches:
+        """Grep the base, or wait for the process grepping it and read its result."""
+        f = self._cache_file(k)
+        if f is None:
+            return self._grep_base(pat, k)
+        f.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            with fileio.locked(f.with_name(f".{f.name}.lock"), timeout=GREP_WAIT):
+                got = self._load(k)   # grepped by another process while we waited
+                if got is not None:
+                    self.how[k] = "cache"
+                else:
+                    got = self._grep_base(pat, k)
+                    self._store(k, got)
+                return got
+        except fileio.LockTimeout:
+            pass   # the holder is stuck: grep without it (a grep only reads)
+        got = self._grep_base(pat, k)
+        self._store(k, got)
+        return got
 
     def _cache_file(self, k: str) -> Path | None:
         return self.cache / self.base[:2] / f"{self.base}-{k}.json" if self.cache else None
@@ -159,9 +185,7 @@ class TreeGrep:
         if f is None:
             return
         f.parent.mkdir(parents=True, exist_ok=True)
-        tmp = f.with_name(f".{f.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-        tmp.write_text(json.dumps(m))
-        tmp.replace(f)
+        fileio.atomic_write(f, json.dumps(m))
 
     def _grep_base(self, pat: Pattern, k: str) -> Matches:
         head = self._clean_checkout()
