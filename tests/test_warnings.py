@@ -20,6 +20,9 @@ import pytest
 
 from conftest import commit_files, edit, format_patch
 
+# The first test pays the cold allmodconfig + prepare of three configurations.
+pytestmark = [pytest.mark.timeout(3600)]
+
 DUMMY = "drivers/net/dummy.c"
 XMIT = "static netdev_tx_t dummy_xmit(struct sk_buff *skb, struct net_device *dev)\n{\n"
 BODY = "\tdev_lstats_add(dev, skb->len);\n"
