@@ -156,7 +156,7 @@ def warnings_cmd(target: str = typer.Argument(..., help=TARGET_HELP), tree: Opti
     """New warnings per patch, as the netdev CI's build tests would see them: gcc
     W=1 + sparse, i386 and clang allmodconfig on the objects each patch can change,
     then coccinelle and the docs build on the touched files; exit 1 on build errors."""
-    names = only or list(WARNING_JOBS)
+    names = list(dict.fromkeys(only)) if only else list(WARNING_JOBS)
     for n in names:
         if n not in WARNING_JOBS:
             raise NapipatchError(n, f"unknown (known: {', '.join(WARNING_JOBS)})")
