@@ -92,51 +92,70 @@ class WarningsJob:
                 wt.checkout(self.base)
                 wt.configure(cfg)
                 prep = wt.prepare(cfg)
-                memo: dict[tuple[str, str], ObjectOutput] = {}
-                steps = [self._patch(wt, cfg, pl, memo, progress) for pl in plans]
+                steps = self._walk(wt, cfg, plans, progress)
         except NapipatchError as exc:
             return could_not_run(cfg.checks, cfg.name, f"{cfg.check} could not run: {exc}",
                                  self.kind)
         return _result(cfg, steps, plans, prep, round(time.monotonic() - t0, 1))
 
-    def _patch(self, wt: WarnTree, cfg: WarnConfig, pl: PatchChanges,
-               memo: dict, progress) -> Step:
-        step = Step(pl.patch, pl.commit)
-        if not pl.relevant:
-            return step
-        t0 = time.monotonic()
-        wt.checkout(pl.parent)
-        wt.configure(cfg)
-        objs, step.picks = select(wt.src, wt.kbuild(cfg), pl, self.limit)
-        progress(f"{cfg.check}: building patch {pl.patch} at its parent: {len(objs)} object(s)")
-        before = _build(wt, cfg, pl.parent, objs, memo, f"patch-{pl.patch}-parent", step)
-        wt.checkout(pl.commit)
-        wt.configure(cfg)
-        kb = wt.kbuild(cfg)
-        # what only the patch builds: new files, objects a Makefile now names
-        extra = [o for o in (object_of_source(p) for p in pl.sources) if o and o not in objs
-                 and kb.builds(o)]
-        objs = objs + extra
-        progress(f"{cfg.check}: building patch {pl.patch}: {len(objs)} object(s)")
-        after = _build(wt, cfg, pl.commit, objs, memo, f"patch-{pl.patch}", step)
-        step.objects = objs
-        _compare(step, before, after, LineMap(pl.diff))
-        step.seconds = round(time.monotonic() - t0, 1)
-        return step
+    def _walk(self, wt: WarnTree, cfg: WarnConfig, plans: list[PatchChanges], progress
+              ) -> list[Step]:
+        """Each commit once, base to tip: at commit K, one make builds the
+        objects of patch K (at the patch) and of patch K+1 (at its parent),
+        so a series of N patches costs N+1 makes, not 2N."""
+        steps = [Step(pl.patch, pl.commit) for pl in plans]
+        memo: dict[tuple[str, str], ObjectOutput] = {}
+        commits = [self.base] + self.commits
+        for k, commit in enumerate(commits):
+            ending = plans[k - 1] if k >= 1 and plans[k - 1].relevant else None
+            starting = plans[k] if k < len(plans) and plans[k].relevant else None
+            if ending is None and starting is None:
+                continue
+            t0 = time.monotonic()
+            wt.checkout(commit)
+            wt.configure(cfg)
+            kb = wt.kbuild(cfg)
+            want: list[str] = []
+            if ending is not None:
+                st = steps[k - 1]
+                # what only the patch builds: new files, objects a Makefile now names
+                st.objects += [o for o in (object_of_source(p) for p in ending.sources)
+                               if o and o not in st.objects and kb.builds(o)]
+                want += st.objects
+            if starting is not None:
+                steps[k].objects, steps[k].picks = select(wt.src, kb, starting, self.limit)
+                want += steps[k].objects
+            want = list(dict.fromkeys(want))
+            progress(f"{cfg.check}: building {len(want)} object(s) at "
+                     f"{'the base' if k == 0 else f'patch {k}'} ({commit[:12]})")
+            log = _build(wt, cfg, commit, want, memo, "base" if k == 0 else f"patch-{k}")
+            # the time at commit K counts for the patch ending there (the base's for patch 1)
+            steps[max(k - 1, 0)].seconds += round(time.monotonic() - t0, 1)
+            for st in steps[max(k - 1, 0):k + 1]:
+                if log:
+                    st.logs.append(log)
+        for st, pl in zip(steps, plans):
+            if pl.relevant:
+                _compare(st, _at(memo, pl.parent, st.objects), _at(memo, pl.commit, st.objects),
+                         LineMap(pl.diff))
+        return steps
+
+
+def _at(memo: dict, commit: str, objs: list[str]) -> dict[str, ObjectOutput]:
+    return {o: memo[(commit, o)] for o in objs if (commit, o) in memo}
 
 
 def _build(wt: WarnTree, cfg: WarnConfig, commit: str, objs: list[str], memo: dict,
-           label: str, step: Step) -> dict[str, ObjectOutput]:
+           label: str) -> str:
     """``objs`` whose source exists at ``commit`` (checked out), built once
-    per commit and object in this job."""
-    present = [o for o in objs if _has_source(wt.src, o)]
-    todo = [o for o in present if (commit, o) not in memo]
-    if todo:
-        out, log = wt.compile(cfg, todo, label)
-        step.logs.append(str(log))
-        for o, res in out.items():
-            memo[(commit, o)] = res
-    return {o: memo[(commit, o)] for o in present}
+    per commit and object in this job; the make log, if one ran."""
+    todo = [o for o in objs if _has_source(wt.src, o) and (commit, o) not in memo]
+    if not todo:
+        return ""
+    out, log = wt.compile(cfg, todo, label)
+    for o, res in out.items():
+        memo[(commit, o)] = res
+    return str(log)
 
 
 def _has_source(src: Path, obj: str) -> bool:
