@@ -87,8 +87,9 @@ class CocciJob:
         (same commit, files and semantic patches: same reports)."""
         present = [f for f in files if gitutil.git(self.repo, "cat-file", "-e",
                                                    f"{commit}:{f}", check=False).returncode == 0]
-        key = hashlib.sha256(json.dumps([present, [s.name for s in scripts]]).encode()
-                             ).hexdigest()[:12]
+        # the scripts' paths name the trusted base they come from
+        key = hashlib.sha256(json.dumps([present, [str(s) for s in scripts],
+                                         _spatch_version()]).encode()).hexdigest()[:12]
         dest = build_root(self.cache) / tree_key(self.repo) / "cocci" / f"{commit[:12]}-{key}"
         done = dest / ".napipatch-reports.json"
         if done.exists():
