@@ -99,6 +99,7 @@ class Run:
     wall: float
     max_rss: int    # KiB, largest single process (exact)
     peak_tree: int  # KiB, largest summed RSS of the tree (sampled)
+    cpu: float = 0.0  # s, user + system of the command and every child it waited for
 
 
 def run(cmd: list[str], cwd: Path | str | None = None, env: dict | None = None,
@@ -121,7 +122,7 @@ def run(cmd: list[str], cwd: Path | str | None = None, env: dict | None = None,
         err.seek(0)
         return Run(list(map(str, cmd)), p.returncode, out.read().decode(errors="replace"),
                    err.read().decode(errors="replace"), wall, ru.ru_maxrss,
-                   max(s.peak, ru.ru_maxrss))
+                   max(s.peak, ru.ru_maxrss), ru.ru_utime + ru.ru_stime)
 
 
 def children_max_rss() -> int:

@@ -25,7 +25,14 @@ class Declaration:
         version: bump it when results change; part of the cache key.
         needs_applied: a ``tree`` check that also runs on a patch that did
             not apply (``apply`` itself).
-        nipa: the NIPA tests (patchwork contexts) this check answers for.
+        nipa: the NIPA tests (patchwork contexts) this check answers for
+            (``napipatch.report.nipa``). Its findings count toward them as
+            their severity says (error fail, warning warning, info success)
+            unless a finding says otherwise (``Finding.nipa``, e.g.
+            ``ctx.finding("info", ..., nipa={"signed": "warning"})``).
+        nipa_needs_tree: a ``diff`` check that answers NIPA's rule only
+            with a tree (kdoc's new kernel-doc warnings): without one its
+            contexts are forecast "unknown", not success.
     """
 
     id: str
@@ -35,12 +42,15 @@ class Declaration:
     version: int = 1
     needs_applied: bool = True
     nipa: tuple[str, ...] = ()
+    nipa_needs_tree: bool = False
 
 
 def check(*, id: str, summary: str, scope: str, needs: str, version: int = 1,
-          needs_applied: bool = True, nipa: tuple[str, ...] = ()):
+          needs_applied: bool = True, nipa: tuple[str, ...] = (),
+          nipa_needs_tree: bool = False):
     """Declare the decorated ``run(ctx)`` as a check (validated at discovery)."""
-    decl = Declaration(id, summary, scope, needs, version, needs_applied, tuple(nipa))
+    decl = Declaration(id, summary, scope, needs, version, needs_applied, tuple(nipa),
+                       nipa_needs_tree)
 
     def mark(fn: Callable):
         fn.declaration = decl

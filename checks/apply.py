@@ -28,7 +28,7 @@ tree skip them (their status says so); the diff-only checks still run.
 from __future__ import annotations
 
 from napipatch.checks import check
-from napipatch.tree.apply import OUTSIDE
+from napipatch.tree.applyerrors import OUTSIDE
 
 
 @check(id="apply",
@@ -36,7 +36,8 @@ from napipatch.tree.apply import OUTSIDE
        scope="series",
        needs="tree",
        version=1,
-       needs_applied=False)  # it reports the failure the other tree checks stop at
+       needs_applied=False,
+       nipa=("apply",))  # it reports the failure the other tree checks stop at
 def run(ctx):
     applied = ctx.tree.applied
     fl = applied.failure

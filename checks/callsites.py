@@ -6,9 +6,13 @@ What it catches:
     changes (parameter count, a parameter's or the return type, a rename,
     a removal), every call site in the tree after the patch (``drivers/``,
     ``net/``, ``tools/testing/`` ...), found with ``git grep -w`` (of the
-    base once, then of the files the series changed:
-    ``napipatch.tree.treegrep``) and read with a real C parse (tree-sitter),
-    is checked:
+    base once, then of the files the series changed: ``napipatch.tree.treegrep``)
+    and read with a real C parse (tree-sitter), is checked. A function
+    declared in a driver's own header (not under an ``include/``
+    directory) is looked for only where that header is seen: its
+    directory and below, and files including it by a relative path from
+    within the directory above (drivers each have their own ``rd32()``;
+    renaming idpf's breaks nothing in igb):
 
     - error: a caller passing the wrong number of arguments, or still
       calling (or referencing) a removed or renamed function;
@@ -40,6 +44,8 @@ Fix:
 
 from __future__ import annotations
 
+import posixpath
+import re
 from dataclasses import dataclass, field
 
 from napipatch.checks import check
@@ -157,15 +163,62 @@ def _changes(ctx, added, removed) -> list[Change]:
     return out
 
 
-def _grep(ctx, names: set[str]) -> dict[str, list[int]]:
-    """Files (post-patch) mentioning any of ``names`` as a word, with the lines."""
-    return ctx.tree.grep.grep(ctx.post, treegrep.words(names))
+def _grep(ctx, changes: list[Change]) -> dict[str, list[int]]:
+    """Files (post-patch) mentioning the changed names as words, with the lines.
+
+    A name from a header under ``include/`` is looked for in the whole
+    tree; one from a driver's own header under the directory above that
+    header's (siblings include each other's headers as ``../wlcore/x.h``):
+    on a 86,000-file tree that is the difference between reading the
+    tree and reading a driver.
+    """
+    by_dir: dict[str, set[str]] = {}
+    for c in changes:
+        where = "" if _global(c.header) else posixpath.dirname(posixpath.dirname(c.header))
+        by_dir.setdefault(where, set()).update(n for n in (c.name, c.new_name) if n)
+    everywhere = by_dir.pop("", set())
+    out = {p: set(ls) for p, ls in ctx.tree.grep.grep(
+        ctx.post, treegrep.words(everywhere)).items()} if everywhere else {}
+    for d, names in sorted(by_dir.items()):
+        if names - everywhere:
+            pat = treegrep.words(names - everywhere, (f"{d}/*.c", f"{d}/*.h"))
+            for p, ls in ctx.tree.grep.grep(ctx.post, pat).items():
+                out.setdefault(p, set()).update(ls)
+    return {p: sorted(ls) for p, ls in out.items()}
+
+
+def _global(header: str) -> bool:
+    """A header any file of the tree may include (under an ``include/`` directory)."""
+    return header.startswith("include/") or "/include/" in header
 
 
 def _foreign(path: str, header: str) -> bool:
     """tools/ (outside tools/testing) has its own copies of kernel helpers."""
     return (path.startswith("tools/") and not path.startswith("tools/testing/")
             and not header.startswith("tools/"))
+
+
+_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*"([^"]+)"', re.M)
+
+
+def _sees(path: str, text: str, header: str, includes: list[str]) -> bool:
+    """Can ``path`` see what ``header`` declares?
+
+    A header under an ``include/`` directory: every file. A driver's own
+    header (``drivers/net/ethernet/intel/idpf/idpf_mem.h``): the files of its
+    directory and below, and the files that include it by a relative path.
+    Drivers have their own ``rd32()`` macros; renaming idpf's is not a
+    build break in igb, which calls its own.
+    """
+    if _global(header):
+        return True
+    if path == header or path.startswith(posixpath.dirname(header) + "/"):
+        return True
+    if not includes:
+        here = posixpath.dirname(path)
+        includes += [posixpath.normpath(posixpath.join(here, m)) for m in _INCLUDE.findall(text)]
+        includes.append("")     # read, even when there are none
+    return header in includes
 
 
 def _call_text(o: Occurrence) -> str:
@@ -177,7 +230,7 @@ def _call_text(o: Occurrence) -> str:
        summary="callers of functions whose prototype changes (count, types, rename, removal)",
        scope="patch",
        needs="tree",
-       version=1)
+       version=2)
 def run(ctx):
     if not ctx.applied:
         return []
@@ -196,12 +249,15 @@ def run(ctx):
                        f"not checked (at most {treegrep.MAX_WORDS} functions at a time)",
             file=headers[0] if headers else None,
             hint="split the patch, or check the callers by hand")]
-    files = _grep(ctx, names)
+    files = _grep(ctx, changes)
     occ: dict[str, list[Occurrence]] = {}
     for path in sorted(files):
         text = ctx.post_text(path)
-        if text is not None:
-            occ[path] = occurrences(text, names)
+        includes: list[str] = []     # read once per file, only if a driver header asks
+        seen = {n for c in changes if _sees(path, text, c.header, includes)
+                for n in (c.name, c.new_name) if n} if text is not None else set()
+        if seen:
+            occ[path] = occurrences(text, seen)
 
     headers = {_path(pf.target_file) for pf in ctx.diff if pf.target_file.endswith(".h")}
     findings = []

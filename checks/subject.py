@@ -1,11 +1,11 @@
 """Subject lines in netdev form: ``[PATCH net-next vN M/T] subsys: summary``.
 
 What it catches:
-    A patch subject without a ``[PATCH ...]`` tag, without the tree tag
-    (``net`` for fixes, ``net-next`` for features), or without a subsystem
+    A patch subject without a ``[PATCH ...]`` tag, or without a subsystem
     prefix after it (``net:``, ``net: core:``, ``selftests: net:``,
     ``eth: idpf:``). A summary that ends in a full stop, or longer than 75
-    characters with the tag.
+    characters with the tag. (A missing tree tag, ``net`` or ``net-next``,
+    is series-format's: NIPA judges it once per series.)
 
 Why a reviewer cares:
     Maintainers and patchwork route and triage by the tag; ``git log
@@ -26,18 +26,15 @@ from napipatch.checks import check
 
 
 @check(id="subject",
-       summary="[PATCH tree vN M/T] form, tree tag, subsystem prefix",
+       summary="[PATCH tree vN M/T] form, subsystem prefix",
        scope="patch",
        needs="diff",
-       version=1)
+       version=2)
 def run(ctx):
     s = ctx.mail.subject
     if not s.is_patch:
         yield ctx.finding("warning", f"subject has no [PATCH ...] tag: {s.raw!r}",
                           hint="send with git format-patch / git send-email")
-    if s.tree is None:
-        yield ctx.finding("warning", "no tree tag (net or net-next) in the subject",
-                          hint='git format-patch --subject-prefix="PATCH net-next"')
     if not s.subsystem:
         yield ctx.finding("warning", f"no subsystem prefix in {s.title!r}",
                           hint="start the summary with the subsystem, e.g. 'net: ' or 'eth: idpf: '")

@@ -185,15 +185,18 @@ def _entries(repo: Path | None) -> list[tuple[str, str, str, str]]:
     cmd = git.Git(str(repo) if repo else os.path.expanduser("~"))
     env = {} if repo else {"GIT_DIR": os.devnull}  # only system and global
     try:
-        out = cmd.config("--show-scope", "--show-origin", "-z", "--get-regexp", r"^napipatch\.",
-                         env=env, with_extended_output=False, strip_newline_in_stdout=False)
-    except git.GitCommandError as exc:
-        if exc.status == 1:  # no such key: not an error
-            return []
-        raise NapipatchError("git config", (exc.stderr or str(exc)).strip().splitlines()[-1]) \
-            from None
+        # with_exceptions=False: git's own stderr, not GitPython's wrapper of it.
+        status, out, err = cmd.config(
+            "--show-scope", "--show-origin", "-z", "--get-regexp", r"^napipatch\.", env=env,
+            with_extended_output=True, with_exceptions=False, strip_newline_in_stdout=False)
     except git.GitCommandNotFound:
         return []
+    if status == 1:  # no such key: not an error
+        return []
+    if status != 0:
+        lines = [ln for ln in err.splitlines() if ln.strip()]
+        raise NapipatchError("git config", lines[-1].removeprefix("fatal: ") if lines
+                             else f"exit status {status}")
     fields_ = out.split("\0")
     entries = []
     for i in range(0, len(fields_) - 2, 3):

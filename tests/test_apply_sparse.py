@@ -1,5 +1,7 @@
 """Applying with an index of only the touched paths makes the same trees as
-the commits the patches came from, and the same commits as a full index.
+the commits the patches came from, and the same commits as a full index;
+a patch that does not apply is reported alike by either index and by the
+worktree way (git am).
 
 The oracle is git itself: a small repository whose commits are turned into
 a series with ``git format-patch``; applying the series must give back each
@@ -17,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from napipatch.tree import apply as A
+from napipatch.tree.applied import Applied
 from napipatch.store.inputs import resolve
 from napipatch.store.store import Store
 
@@ -64,38 +67,69 @@ def _trees(repo: Path, commits) -> list[str]:
     return [git(repo, "rev-parse", f"{c}^{{tree}}") for c in commits]
 
 
+def _no_fallback(*a, **k):
+    raise AssertionError("fell back to the full index")
+
+
+def _full_index_way(repo: Path, series, got: Applied) -> Applied:
+    """``series`` applied on ``got``'s base with an index of the whole tree."""
+    full = Applied(repo=repo, base=got.base, base_why=got.base_why)
+    with tempfile.TemporaryDirectory() as td:
+        mails = [A._Mail(repo, p.as_format_patch(), Path(td), i)
+                 for i, p in enumerate(series.patches, 1)]
+        A._in_index(repo, series, full, mails, A._FullIndex(repo, got.base, Path(td) / "index"))
+    return full
+
+
 def test_sparse_apply_gives_the_original_trees(series_repo, tmp_path, monkeypatch):
     r, base, out = series_repo
     series = resolve(str(out), Store(tmp_path / "store"), r)
-    full_way = A._apply_full
-
-    def no_fallback(*a, **k):
-        raise AssertionError("fell back to the full index")
-    monkeypatch.setattr(A, "_apply_full", no_fallback)
-    got = A.apply_in_index(r, series)
-    monkeypatch.setattr(A, "_apply_full", full_way)
+    with monkeypatch.context() as m:
+        m.setattr(A, "_FullIndex", _no_fallback)
+        got = A.apply_in_index(r, series)
     assert got.failure is None
     originals = git(r, "rev-list", "--reverse", f"{base}..HEAD").split()
     assert _trees(r, got.commits) == _trees(r, originals)
-
     # The same commits as the full-index way.
-    full = A.Applied(repo=r, base=got.base, base_why=got.base_why)
-    with tempfile.TemporaryDirectory() as td:
-        mails = [A._mailinfo(r, p.as_format_patch(), Path(td), i)
-                 for i, p in enumerate(series.patches, 1)]
-        A._apply_full(r, series, full, mails, Path(td))
-    assert full.commits == got.commits
+    assert _full_index_way(r, series, got).commits == got.commits
+
+
+def _break_patch_2(out: Path) -> None:
+    """Patch 2 expects a line the tree does not have."""
+    f = sorted(out.glob("0002-*.patch"))[0]
+    f.write_text(f.read_text().replace(" line 2\n line 3\n+more", " line 2\n line X\n+more"))
+
+
+NOT_2 = "patch 2 does not apply: z hunk #1 (at line 1): context does not match the tree"
 
 
 def test_a_failing_patch_is_reported_as_the_full_index_reports_it(series_repo, tmp_path):
     r, base, out = series_repo
-    f = sorted(out.glob("0002-*.patch"))[0]
-    f.write_text(f.read_text().replace(" line 2\n line 3\n+more", " line 2\n line X\n+more"))
+    _break_patch_2(out)
     series = resolve(str(out), Store(tmp_path / "store"), r)
     got = A.apply_in_index(r, series)
     assert got.commits[0] is not None and got.commits[1] is None
-    assert str(got.failure) == "patch 2 does not apply: z hunk #1 (at line 1): " \
-                               "context does not match the tree"
+    assert str(got.failure) == NOT_2
+
+
+def test_git_am_stopping_midway_still_says_what_each_patch_gave(series_repo, tmp_path):
+    """The worktree way (``series apply``): git am applies patch 1 and stops
+    at patch 2. Like the index way, the result has an entry per patch, so
+    asking for patch 2's commit is None, not an IndexError."""
+    r, base, out = series_repo
+    _break_patch_2(out)
+    series = resolve(str(out), Store(tmp_path / "store"), r)
+    wt = tmp_path / "wt"
+    got = A.apply_in_worktree(r, series, wt)
+    assert str(got.failure) == NOT_2
+    assert got.after(2) is None and got.before(2) == got.after(1) and got.tip is None
+    assert got.good == [got.after(1)]
+    first = git(r, "rev-list", "--reverse", f"{base}..HEAD").split()[0]
+    assert _trees(r, [got.after(1)]) == _trees(r, [first])
+    assert not wt.exists()          # nothing is left half-applied
+    index_way = A.apply_in_index(r, series)
+    assert [c is None for c in got.commits] == [c is None for c in index_way.commits] \
+        == [False, True]
 
 
 def test_a_file_where_the_base_has_a_directory_falls_back(series_repo, tmp_path):
@@ -122,14 +156,8 @@ def test_a_file_where_the_base_has_a_directory_falls_back(series_repo, tmp_path)
 def test_v5_on_the_kernel_tree_gives_the_full_index_commits(kernel_tree, monkeypatch):
     store = Store(Path(__file__).resolve().parent.parent / "series")
     series = resolve("threaded-busy-poll@v5", store, kernel_tree)
-    full_way = A._apply_full
-    monkeypatch.setattr(A, "_apply_full", lambda *a, **k: (_ for _ in ()).throw(
-        AssertionError("fell back to the full index")))
-    got = A.apply_in_index(kernel_tree, series)
+    with monkeypatch.context() as m:
+        m.setattr(A, "_FullIndex", _no_fallback)
+        got = A.apply_in_index(kernel_tree, series)
     assert got.failure is None and len(got.commits) == 5
-    full = A.Applied(repo=kernel_tree, base=got.base, base_why=got.base_why)
-    with tempfile.TemporaryDirectory() as td:
-        mails = [A._mailinfo(kernel_tree, p.as_format_patch(), Path(td), i)
-                 for i, p in enumerate(series.patches, 1)]
-        full_way(kernel_tree, series, full, mails, Path(td))
-    assert full.commits == got.commits
+    assert _full_index_way(kernel_tree, series, got).commits == got.commits

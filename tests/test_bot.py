@@ -30,6 +30,8 @@ V4 = LORE / "threaded-busy-poll-v4.mbox"
 V3 = LORE / "threaded-busy-poll-v3-cover.mbox"
 LIST = "netdev@example.org"
 BOT = "napipatch-bot <bot@example.org>"
+DEV_C_MAINTAINERS = ["edumazet@google.com", "kuba@kernel.org", "pabeni@redhat.com",
+                     "horms@kernel.org", "netdev@vger.kernel.org"]
 
 # Only the tests that use an archive need public-inbox: the ``inbox`` fixture
 # skips them when it is missing; the others (config errors) always run.
@@ -202,7 +204,10 @@ def own_series(repo: Path, base: str, outdir: Path, subjects: list[str], cover: 
         parent = commit_files(repo, parent, {"net/core/dev.c": text},
                               f"{subj}\n\nA line of comment for the CI bot tests, number {i}.\n",
                               author=author)
-    extra = ["--thread=shallow", f"--to={LIST}", "--subject-prefix=PATCH net-next"]
+    # Addressed as a sender would: the list, and get_maintainer.pl's people
+    # for net/core/dev.c (NETWORKING [GENERAL]), so cc-maintainers is clean.
+    extra = ["--thread=shallow", f"--to={LIST}", "--subject-prefix=PATCH net-next",
+             *(f"--cc={a}" for a in DEV_C_MAINTAINERS)]
     if cover:
         extra.append("--cover-letter")
     outdir.mkdir(parents=True, exist_ok=True)

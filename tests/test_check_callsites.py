@@ -216,3 +216,29 @@ def test_config_stub_and_definition_left_behind(cli, kernel_tree, base_commit, t
     info = _info(findings)
     assert _listed(info, "updated by this patch:") == sorted(
         f"{p}:{n}" for p, lines in CSUM_CALLERS.items() for n in lines)
+
+
+IDPF_MEM = "drivers/net/ethernet/intel/idpf/idpf_mem.h"
+IDPF_CQ = "drivers/net/ethernet/intel/idpf/idpf_controlq.c"
+
+
+@pytest.mark.parametrize("leave", [None, 331])
+def test_driver_local_macro_is_looked_for_in_its_driver(cli, kernel_tree, base_commit, tmp_path,
+                                                        leave):
+    """idpf renames its own wr32() (upstream did, after 6.12): igb, igc, i40e,
+    ice, fbnic... keep calling their own wr32() macros, about 1,300 calls
+    that are none of this patch's business. Only idpf's callers count."""
+    header = edit(kernel_tree, base_commit, IDPF_MEM, "#define wr32(a, reg, value)",
+                  "#define idpf_mbx_wr32(a, reg, value)")
+    cq = edit(kernel_tree, base_commit, IDPF_CQ, "", "")
+    lines = cq.split("\n")
+    for i, ln in enumerate(lines):
+        if re.search(r"\bwr32\(", ln) and i + 1 != leave:
+            lines[i] = ln.replace("wr32(", "idpf_mbx_wr32(")
+    findings = _check(cli, kernel_tree, base_commit, {IDPF_MEM: header, IDPF_CQ: "\n".join(lines)},
+                      tmp_path, "idpf: name the mailbox register accessors\n")
+    assert _summary(findings) == ([] if leave is None else [("error", IDPF_CQ, leave)])
+    info = _info(findings)
+    assert info["message"] == ("wr32() renamed to idpf_mbx_wr32(): "
+                               f"{7 if leave is None else 6} callers updated by this patch, "
+                               f"{0 if leave is None else 1} left on the old name")

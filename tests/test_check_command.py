@@ -63,6 +63,10 @@ def test_v4_on_the_612_tree_does_not_apply_but_diff_checks_run(cli, kernel_tree)
     status = {c["id"]: c["status"] for c in data["checks"]}
     assert status["apply"] == "fail"
     assert status["checkpatch"] in ("warn", "pass", "info")  # needs only the scripts
+    # NIPA would post apply (fail) on every patch and run nothing else.
+    for p in data["series"]["patches"]:
+        assert p["nipa"]["apply"]["state"] == "fail"
+        assert p["nipa"]["checkpatch"]["state"] == "unknown"
 
 
 def _clean_series(repo, base, tmp_path):
@@ -109,8 +113,10 @@ def test_revision_range_in_tree(cli, kernel_tree, base_commit, tmp_path):
     assert cp.returncode == 0
     assert [c["id"] for c in data["checks"]] == ["apply", "base-commit", "checkpatch",
                                                  "series-format", "signoff"]
-    # The range's cover letter is format-patch's placeholder: not judged.
-    assert data["findings"] == []
+    # The range's cover letter is format-patch's placeholder: not judged;
+    # its subjects have no tree tag yet, which NIPA warns about.
+    assert [(f["check"], f["message"]) for f in data["findings"]] == \
+        [("series-format", "no tree tag (net or net-next) in the subject")]
     assert len(data["series"]["patches"]) == 2
 
 
@@ -132,3 +138,16 @@ def test_v5_flagship_is_clean_on_the_612_tree(cli, kernel_tree, base_commit):
                or "] net: core: " in s for s in subjects), subjects
     callsites = [f for f in data["findings"] if f["check"] == "callsites"]
     assert "6 call sites in the tree, 5 updated by this patch" in callsites[0]["message"]
+    # What patchwork will show: nothing red, yellow only for the signature
+    # (the stored mails are unsigned, as git send-email sends them), and
+    # what napipatch cannot see (builds, tools/net/ynl) is not called green.
+    for p in data["series"]["patches"]:
+        states = {name: c["state"] for name, c in p["nipa"].items()}
+        assert {n: s for n, s in states.items() if s in ("fail", "warning")} == \
+            {"signed": "warning"}, p["nipa"]
+        assert p["nipa"]["signed"]["description"].startswith("1 warning: [signed] unsigned: ")
+        assert "apply" not in states  # posted only when the series does not apply
+        assert states["checkpatch"] == states["kdoc"] == "success"
+        assert states["build_clang"] == "unknown"
+        assert p["nipa"]["ynl"] == {"state": "unknown", "description": "the generated code is "
+                                    "checked, but napipatch does not build tools/net/ynl"}

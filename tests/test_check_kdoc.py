@@ -251,3 +251,40 @@ def test_warning_kernel_doc_prints_twice_is_reported_once(kernel_tree, base_comm
     assert where(fs) == [(1, "warning", path, close)]
     assert fs[0]["message"] == ("new kernel-doc warning: Excess struct member 'dev' "
                                 "description in 'netdev_foo_ops'")
+
+
+# ---------------------------------------------------------------- what is looked at
+
+@pytest.mark.tree
+def test_what_kernel_doc_reads(kernel_tree, base_commit):
+    """A change in a function body is outside every region; its /** comment,
+    its prototype and the members of a documented struct are inside."""
+    dev = git(kernel_tree, "cat-file", "blob", f"{base_commit}:{DEV}") + "\n"
+    lines = dev.split("\n")
+    head = lines.index("void dev_add_pack(struct packet_type *pt)") + 1
+    doc = max(i for i in range(head) if lines[i - 1] == "/**")
+    body = head + 4     # spin_lock(&ptype_lock);
+    assert lines[body - 1].startswith("\t") and lines[head] == "{"
+    assert kerneldoc.reads_any(dev, {doc}) and kerneldoc.reads_any(dev, {head})
+    assert not kerneldoc.reads_any(dev, {body})
+    assert not kerneldoc.reads_any(dev, {lines.index("EXPORT_SYMBOL(dev_add_pack);") + 1})
+    nd = git(kernel_tree, "cat-file", "blob", f"{base_commit}:{ND}") + "\n"
+    member = nd.split("\n").index("\tunsigned int\t\tflags;") + 1
+    assert kerneldoc.reads_any(nd, {member})     # inside struct net_device, documented above it
+    assert not kerneldoc.reads_any("int f(void)\n{\n\treturn 0;\n}\n", {1, 2, 3})
+
+
+@pytest.mark.tree
+def test_definition_with_its_return_type_on_a_line_of_its_own(kernel_tree, base_commit,
+                                                               tmp_path, cli):
+    """The parameter is renamed on the second line of a split signature; the
+    header's prototype, elsewhere in a touched file, is found by name."""
+    dev = edit(kernel_tree, base_commit, DEV,
+               "int dev_set_threaded(struct net_device *dev, bool threaded)\n{\n",
+               "int\ndev_set_threaded(struct net_device *dev,\n\t\t bool on)\n{\n\tbool threaded = on;\n\n")
+    nd = edit(kernel_tree, base_commit, ND, "#endif\t/* _LINUX_NETDEVICE_H */",
+              "/* end */\n#endif\t/* _LINUX_NETDEVICE_H */")
+    d = series(kernel_tree, base_commit, tmp_path, {ND: nd, DEV: dev})
+    fs = findings(cli, d, "--tree", kernel_tree)
+    assert where(fs) == [(1, "warning", DEV, 6745)]
+    assert fs[0]["message"].endswith("'threaded' (prototype) vs 'on' (definition)")

@@ -8,7 +8,9 @@ commits on the real 6.12 tree.
 
 from __future__ import annotations
 
+import re
 import shutil
+import subprocess
 import tempfile
 from pathlib import Path
 
@@ -23,6 +25,7 @@ V5 = ROOT / "series" / "threaded-busy-poll" / "v5"
 V4 = ROOT / "series" / "threaded-busy-poll" / "v4"
 PATCH2 = "0002-net-core-add-a-helper-to-flush-GRO-and-the-normal.patch"
 DEV = "net/core/dev.c"
+TG3 = "drivers/net/ethernet/broadcom/tg3.c"
 # 6.12's napi_complete_done() block opens at line 6432; patch 2 adds the
 # 16-line helper above it.
 BLOCK_612 = 6432
@@ -100,6 +103,48 @@ static void napi_flush_normal(struct napi_struct *napi)
     assert check_findings(cli, p, "leftover", "--tree", kernel_tree) == []
 
 
+BUSY_POLL_BLOCK = """	if (napi->gro_bitmask) {
+		/* flush too old packets
+		 * If HZ < 1000, flush all packets.
+		 */
+		napi_gro_flush(napi, HZ >= 1000);
+	}
+
+	gro_normal_list(napi);
+"""
+
+
+def test_copies_removed_without_a_call_are_no_refactor(cli, kernel_tree, base_commit, tmp_path):
+    """The helper is added and two copies go, but nothing calls it: code removed, not moved."""
+    text = edit(kernel_tree, base_commit, DEV, ANCHOR, ANCHOR + HELPER)
+    napi_poll = BUSY_POLL_BLOCK.replace("napi", "n").replace("n_gro_flush", "napi_gro_flush")
+    assert text.count(BUSY_POLL_BLOCK) == 1 and text.count(napi_poll) == 1
+    text = text.replace(BUSY_POLL_BLOCK, "").replace(napi_poll, "")
+    p, _ = one_patch(kernel_tree, base_commit, tmp_path, {DEV: text}, "net: drop GRO flushes\n")
+    assert check_findings(cli, p, "leftover", "--tree", kernel_tree) == []
+    # The same edit with calls in their place is the refactor, and names the copy left.
+    text = edit(kernel_tree, base_commit, DEV, ANCHOR, ANCHOR + HELPER)
+    text = text.replace(BUSY_POLL_BLOCK, "\tnapi_gro_flush_normal(napi, HZ >= 1000);\n")
+    text = text.replace(napi_poll, "\tnapi_gro_flush_normal(n, HZ >= 1000);\n")
+    p, _ = one_patch(kernel_tree, base_commit, tmp_path, {DEV: text}, "net: add a helper\n", "b")
+    fs = check_findings(cli, p, "leftover", "--tree", kernel_tree)
+    assert [(f["file"], f["hint"]) for f in fs] == [
+        (DEV, f"replace lines {BLOCK_612 + 8}-{BLOCK_612 + 16} with "
+              "napi_gro_flush_normal(n, !!timeout)")]
+
+
+def test_one_statement_helper_is_below_the_floor(cli, kernel_tree, base_commit, tmp_path):
+    """A one-line body replaced twice while a dozen copies stay: a line, not a block."""
+    st = "tp->nvram_jedecnum = JEDEC_ST;\n"
+    text = edit(kernel_tree, base_commit, TG3, "static void tg3_get_5752_nvram_info(struct tg3 *tp)\n",
+                "static void tg3_nvram_st(struct tg3 *tp)\n{\n\t" + st + "}\n\n"
+                "static void tg3_get_5752_nvram_info(struct tg3 *tp)\n")
+    assert text.count(st) > 8
+    text = text.replace("\t\t" + st, "\t\ttg3_nvram_st(tp);\n", 2)
+    p, _ = one_patch(kernel_tree, base_commit, tmp_path, {TG3: text}, "tg3: add a helper\n")
+    assert check_findings(cli, p, "leftover", "--tree", kernel_tree) == []
+
+
 def _apply_cached(repo: Path, rev: str, patch: Path, path: str) -> str:
     """``path`` after ``git apply`` of ``patch`` on ``rev`` (temporary index)."""
     with tempfile.TemporaryDirectory() as td:
@@ -151,3 +196,126 @@ void b(struct napi_struct *n)
     got = find(tpl, code)
     assert [(c.function, c.line, c.args) for c in got] == [
         ("a", 5, {"napi": "n", "flush_old": "!!t"})]
+
+
+# ---------------------------------------------------------------- a large real diff
+# tg3.c has the same three statements in seven of its *_nvram_info()
+# functions: the refactor a reviewer would ask for is a helper for them. In the same patch,
+# netdev_priv() becomes netdev_private() in every drivers/net/ethernet file
+# (~650 files, ~15,000 changed lines), so the check runs on a diff of the
+# size a tree-wide cleanup has.
+ATMEL = re.compile(r"(?m)^(\t+)tp->nvram_jedecnum = JEDEC_ATMEL;\n\1tg3_flag_set\(tp, NVRAM_BUFFERED\);"
+                   r"\n\1tg3_flag_set\(tp, FLASH\);\n")
+TG3_HELPER = """static void tg3_nvram_atmel_flash(struct tg3 *tp)
+{
+	tp->nvram_jedecnum = JEDEC_ATMEL;
+	tg3_flag_set(tp, NVRAM_BUFFERED);
+	tg3_flag_set(tp, FLASH);
+}
+
+static void tg3_get_5752_nvram_info(struct tg3 *tp)
+"""
+
+
+def _blobs(repo: Path, rev: str, paths: list[str]) -> dict[str, str]:
+    """Many files of ``rev`` through one ``git cat-file --batch``."""
+    out = subprocess.run(["git", "-C", str(repo), "cat-file", "--batch"], capture_output=True,
+                         input="".join(f"{rev}:{p}\n" for p in paths).encode(), check=True).stdout
+    texts, pos = {}, 0
+    for p in paths:
+        head = out[pos:out.index(b"\n", pos)].split()
+        size, pos = int(head[2]), out.index(b"\n", pos) + 1
+        texts[p] = out[pos:pos + size].decode()
+        pos += size + 1
+    return texts
+
+
+def _commit_many(repo: Path, parent: str, texts: dict[str, str], message: str, work: Path) -> str:
+    """commit_files for hundreds of files: one hash-object and one update-index."""
+    work.mkdir(parents=True, exist_ok=True)
+    names = []
+    for i, text in enumerate(texts.values()):
+        (work / str(i)).write_text(text)
+        names.append(str(work / str(i)))
+    blobs = git(repo, "hash-object", "-w", "--stdin-paths", input="\n".join(names) + "\n").split()
+    with tempfile.TemporaryDirectory() as td:
+        env = {"GIT_INDEX_FILE": str(Path(td) / "index")}
+        git(repo, "read-tree", parent, env=env)
+        git(repo, "update-index", "--index-info", env=env,
+            input="".join(f"100644 {b}\t{p}\n" for b, p in zip(blobs, texts)))
+        tree = git(repo, "write-tree", env=env)
+    return git(repo, "commit-tree", tree, "-p", parent, "-m", message,
+               env={"GIT_AUTHOR_NAME": "T", "GIT_AUTHOR_EMAIL": "t@example.org",
+                    "GIT_COMMITTER_NAME": "T", "GIT_COMMITTER_EMAIL": "t@example.org",
+                    "GIT_AUTHOR_DATE": "2026-01-01T00:00:00Z",
+                    "GIT_COMMITTER_DATE": "2026-01-01T00:00:00Z"})
+
+
+@pytest.fixture(scope="module")
+def large(kernel_tree, base_commit, tmp_path_factory):
+    """{"clean": series dir, "missed": series dir, "left": post-patch line of the copy left}."""
+    tmp = tmp_path_factory.mktemp("large")
+    paths = git(kernel_tree, "grep", "-l", "-w", "netdev_priv", base_commit, "--",
+                "drivers/net/ethernet").split("\n")
+    paths = [p.split(":", 1)[1] for p in paths]
+    assert TG3 in paths and len(paths) > 600
+    renamed = {p: re.sub(r"\bnetdev_priv\b", "netdev_private", t)
+               for p, t in _blobs(kernel_tree, base_commit, paths).items()}
+    tg3 = renamed[TG3].replace("static void tg3_get_5752_nvram_info(struct tg3 *tp)\n", TG3_HELPER)
+    after = tg3.index(TG3_HELPER) + len(TG3_HELPER)      # not the helper's own body
+    copies = [m for m in ATMEL.finditer(tg3) if m.start() > after]
+    assert len(copies) == 7
+    out = {}
+    for name, keep in (("clean", None), ("missed", 3)):
+        text, shift = tg3, 0
+        for i, m in enumerate(copies):
+            if i == keep:
+                out["left"] = text.count("\n", 0, m.start() + shift) + 1
+                continue
+            call = f"{m.group(1)}tg3_nvram_atmel_flash(tp);\n"
+            text = text[:m.start() + shift] + call + text[m.end() + shift:]
+            shift += len(call) - (m.end() - m.start())
+        c = _commit_many(kernel_tree, base_commit, {**renamed, TG3: text},
+                         "net: ethernet: use netdev_private(); tg3: add an NVRAM helper\n\n"
+                         "Signed-off-by: T <t@example.org>\n", tmp / f"blobs-{name}")
+        out[name] = format_patch(kernel_tree, f"{base_commit}..{c}", tmp / name)
+    return out
+
+
+def test_large_refactor_that_converted_every_copy_is_quiet(cli, kernel_tree, large):
+    assert check_findings(cli, large["clean"], "leftover", "--tree", kernel_tree) == []
+
+
+def test_large_refactor_names_the_one_copy_left(cli, kernel_tree, large):
+    fs = check_findings(cli, large["missed"], "leftover", "--tree", kernel_tree)
+    assert [(f["severity"], f["file"], f["line"]) for f in fs] == [("warning", TG3, large["left"])]
+    assert "tg3_get_5761_nvram_info()" in fs[0]["message"]
+    assert "copy of the body of tg3_nvram_atmel_flash(), which this patch put in place of " \
+           "6 other copies" in fs[0]["message"]
+    assert fs[0]["hint"] == f"replace lines {large['left']}-{large['left'] + 2} with " \
+                            "tg3_nvram_atmel_flash(tp)"
+
+
+def test_anchor_in_a_later_statement_still_finds_the_copy():
+    """The first statement is all holes; the copy is found through the name in the third."""
+    tpl = template(functions("""
+static void set_and_wake(int *slot, int v, struct wait_queue_head *wq)
+{
+	*slot = v;
+	smp_wmb();
+	wake_up_interruptible(wq);
+}
+""")[0])
+    assert tpl.anchor == (2, "wake_up_interruptible")
+    code = """
+void f(struct dev *d)
+{
+	d->x = 0;
+	*d->slot = d->val + 1;
+	smp_wmb();
+	wake_up_interruptible(&d->wq);
+	wake_up_interruptible(&d->wq);
+}
+"""
+    assert [(c.function, c.line, c.end, c.args) for c in find(tpl, code)] == [
+        ("f", 5, 7, {"slot": "d->slot", "v": "d->val + 1", "wq": "&d->wq"})]

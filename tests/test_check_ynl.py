@@ -254,7 +254,7 @@ def test_regenerate_reproduces_every_generated_file_of_the_tree(kernel_tree, bas
     spec) makes all of 6.12's generated YNL files byte for byte."""
     from napipatch.tree import treegrep
     from napipatch.kernel import ynlgen, ynlspec
-    from napipatch.tree.apply import Applied
+    from napipatch.tree.applied import Applied
     from napipatch.config import Config
     from napipatch.engine.context import TreeView
 

@@ -71,6 +71,18 @@ def test_a_bad_value_is_one_line_naming_the_key(cli, tmp_path):
             assert why in cp.stderr and cp.stderr.count("\n") == 1 and "Traceback" not in cp.stderr
 
 
+def test_a_config_file_git_cannot_read_is_gits_own_line(cli, tmp_path):
+    """git's words, not GitPython's wrapper of them ("stderr: '...'")."""
+    repo = small_repo(tmp_path / "repo")
+    cfg = repo / ".git" / "config"
+    bad = len(cfg.read_text().splitlines()) + 1
+    cfg.write_text(cfg.read_text() + "[napipatch\n\tjobs = 3\n")
+    cli.cwd = repo
+    cp = cli("config")
+    assert (cp.returncode, cp.stderr) == (
+        2, f"napipatch: error: git config: bad config line {bad} in file .git/config\n")
+
+
 # ------------------------------------------------ which repository's config
 def _layers(cli, tmp_path):
     """The project directory (cli.cwd) and a tree, each a repository with

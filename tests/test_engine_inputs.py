@@ -82,13 +82,17 @@ def test_fixes_lookup_follows_the_repository(cli, tmp_path):
                          f"a: initialise a\n\nFixes: {culprit[:12]} (\"b: add b\")\n"
                          "Signed-off-by: Test Author <author@example.org>\n")
     mails = format_patch(repo, f"{base}..{patch}", tmp_path / "out")
-    args = (mails, "--tree", repo, "--only", "signoff")
+    args = (mails, "--tree", repo, "--only", "fixes-tag")
+    tag = f"Fixes: {culprit[:12]} (\"b: add b\")"
 
     before = _report(cli, *args)
-    assert _found(before, "signoff") == [f"Fixes: {culprit[:12]} is not in the tree"]
-    assert _cached(_report(cli, *args), "signoff")
+    assert _found(before, "fixes-tag") == \
+        [f"{tag}: the tree has no such commit (or the SHA1 is ambiguous)"]
+    assert _cached(_report(cli, *args), "fixes-tag")
 
     git(repo, "fetch", "-q", str(other), "culprit")               # now the tree has it
     after = _report(cli, *args)
-    assert not _cached(after, "signoff")
-    assert _found(after, "signoff") == []
+    assert not _cached(after, "fixes-tag")
+    # ... on a branch the patch is not on.
+    assert _found(after, "fixes-tag") == [f"{tag}: {culprit[:12]} is not an ancestor of the "
+                                          "patch's base"]

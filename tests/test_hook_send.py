@@ -120,7 +120,8 @@ def test_send_refuses_error_findings_before_anything_leaves(cli, env, smtp, linu
     _export(cli, env, linux, commits["base"], commits["bad"], "bad")
     cp = cli("send", "bad", "--repo", linux, "--only", "signoff", "--to", "netdev@example.org", env=env)
     assert cp.returncode == 1, (cp.stdout, cp.stderr)
-    assert "PATCH 1/1: error: [signoff] no Signed-off-by from the author <author@example.org>" in cp.stdout
+    assert "PATCH 1/1: error: [signoff] no Signed-off-by from the author Test Author " \
+        "<author@example.org>" in cp.stdout
     assert "napipatch: bad: not sent: 1 error finding (--force sends anyway)" in cp.stderr
     assert smtp.envelopes == []
     rec = tomllib.loads((cli.store / "bad" / "series.toml").read_text())

@@ -197,7 +197,8 @@ def test_store_name_rules():
 
 # ------------------------------------------------------------- linear time
 def test_function_finder_is_linear():
-    from napipatch.kernel.cparse import blank_comments, find_functions
+    from napipatch.kernel.cparse import find_functions
+    from napipatch.kernel.csource import blank_comments
 
     for text in ("static int foo\n" * 100_000, "int foo(\n" * 100_000, "/* x\n" * 100_000):
         t0 = time.monotonic()

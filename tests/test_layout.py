@@ -345,6 +345,101 @@ def layer_violations(root: Path, layers: dict[str, set[str]], package: str = PAC
     return out
 
 
+# ---------------------------------------------------------- the git layer
+# napipatch/tree/ is the one place that starts git (tree/gitutil.py):
+# GitPython is imported and git processes are run there only. config.py
+# reads git config itself, as it sits below every layer.
+GIT_LAYER = "tree"
+GIT_ALSO = {"config"}
+_STARTERS = {
+    "subprocess": {"run", "Popen", "call", "check_call", "check_output", "getoutput",
+                   "getstatusoutput"},
+    "os": {"system", "popen", "execv", "execve", "execvp", "execvpe", "execl", "execle",
+           "execlp", "execlpe", "spawnv", "spawnve", "spawnvp", "spawnvpe", "spawnl",
+           "spawnle", "spawnlp", "spawnlpe", "posix_spawn", "posix_spawnp"},
+    "asyncio": {"create_subprocess_exec", "create_subprocess_shell"},
+}
+
+
+def _is_gitpython(node: ast.Import | ast.ImportFrom) -> str | None:
+    names = [a.name for a in node.names] if isinstance(node, ast.Import) \
+        else [node.module or ""] if not node.level else []
+    return next((n for n in names if n == "git" or n.startswith("git.")), None)
+
+
+def _git_argv(node: ast.AST | None, argvs: set[str]) -> bool:
+    """``node`` is a git command: ["git", ...], "git ..." for a shell, a name
+    assigned such a list, or one of those with more added."""
+    if isinstance(node, (ast.List, ast.Tuple)):
+        return bool(node.elts) and _git_argv(node.elts[0], argvs)
+    if isinstance(node, ast.Constant):
+        return isinstance(node.value, str) and (node.value == "git"
+                                                or node.value.startswith("git "))
+    if isinstance(node, ast.JoinedStr):
+        return bool(node.values) and _git_argv(node.values[0], argvs)
+    if isinstance(node, ast.Name):
+        return node.id in argvs
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        return _git_argv(node.left, argvs)
+    return False
+
+
+def _starter(call: ast.Call, modules: dict[str, str], funcs: dict[str, str]) -> str | None:
+    """``subprocess.run`` (or os.system, ...) when ``call`` calls one."""
+    f = call.func
+    if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name):
+        mod = modules.get(f.value.id)
+        if mod and f.attr in _STARTERS[mod]:
+            return f"{mod}.{f.attr}"
+    if isinstance(f, ast.Name) and f.id in funcs:
+        return funcs[f.id]
+    return None
+
+
+def _git_runs(tree: ast.AST) -> list[tuple[int, str]]:
+    """(line, what) of each call in ``tree`` that starts a git process."""
+    modules: dict[str, str] = {}   # local name -> subprocess/os/asyncio
+    funcs: dict[str, str] = {}     # local name -> "subprocess.run"
+    argvs: set[str] = set()        # names assigned a git command
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                if a.name in _STARTERS:
+                    modules[a.asname or a.name] = a.name
+        elif isinstance(node, ast.ImportFrom) and node.module in _STARTERS and not node.level:
+            for a in node.names:
+                if a.name in _STARTERS[node.module]:
+                    funcs[a.asname or a.name] = f"{node.module}.{a.name}"
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)) and _git_argv(node.value, set()):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            argvs.update(t.id for t in targets if isinstance(t, ast.Name))
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and (what := _starter(node, modules, funcs)):
+            args = list(node.args) + [k.value for k in node.keywords if k.arg == "args"]
+            if any(_git_argv(a, argvs) for a in args):
+                found.append((node.lineno, what))
+    return sorted(found)
+
+
+def git_outside_layer(root: Path, package: str = PACKAGE, layer: str = GIT_LAYER,
+                      also: set[str] = GIT_ALSO) -> list[str]:
+    """One line per import of GitPython and per git process started in a
+    module outside the git layer ``layer`` (and the units in ``also``)."""
+    out = []
+    for mod in discover(package_dirs(root, package)).values():
+        if unit_of(mod.name, package) in {layer} | also:
+            continue
+        tree = ast.parse(mod.path.read_text(), filename=str(mod.path))
+        where = _rel(mod.path, root)
+        for node, _scope in _import_nodes(tree):
+            name = _is_gitpython(node)
+            if name:
+                out.append(f"{where}:{node.lineno}: {mod.name} imports GitPython ({name})")
+        out += [f"{where}:{line}: {mod.name} runs git ({what})" for line, what in _git_runs(tree)]
+    return sorted(out)
+
+
 # ------------------------------------------------------ the real package
 def test_no_import_cycles():
     cycles = import_cycles(ROOT)
@@ -358,6 +453,13 @@ def test_imports_follow_the_layers():
     if bad:
         pytest.fail(f"{len(bad)} import(s) against the layer contract (LAYERS in "
                     "tests/test_layout.py):\n  " + "\n  ".join(bad), pytrace=False)
+
+
+def test_only_the_git_layer_starts_git():
+    bad = git_outside_layer(ROOT)
+    if bad:
+        pytest.fail(f"{len(bad)} place(s) starting git outside napipatch/{GIT_LAYER}/ (use "
+                    "napipatch.tree.gitutil):\n  " + "\n  ".join(bad), pytrace=False)
 
 
 def test_few_modules_directly_in_the_package():
@@ -570,3 +672,37 @@ def test_synthetic_layer_violations_are_found(tmp_path):
     _write(tmp_path, {"pkg/low/c.py": "", "pkg/high/b.py": "from pkg.low.a import helper\n",
                       "pkg/low/a.py": "def helper():\n    pass\n"})
     assert layer_violations(tmp_path, dict(layers, extra=set()), "pkg") == []
+
+
+def test_synthetic_git_started_outside_the_layer_is_found(tmp_path):
+    _write(tmp_path, {
+        "pkg/__init__.py": "",
+        # the layer, and config reading git config: allowed
+        "pkg/tree/__init__.py": "",
+        "pkg/tree/gitlayer.py": "import subprocess\n\nimport git\n\n"
+                                "subprocess.run(['git', 'status'])\n",
+        "pkg/config.py": "import git\n",
+        "pkg/front/__init__.py": "",
+        "pkg/front/a.py": "import git.exc\n",
+        "pkg/front/b.py": "def f():\n    from git import Repo\n",
+        "pkg/front/c.py": "import subprocess as sp\n\n\ndef send(extra):\n"
+                          "    cmd = ['git', 'send-email']\n    cmd += extra\n"
+                          "    return sp.run(cmd + ['x'], cwd='/')\n",
+        "pkg/front/d.py": "import os\nfrom subprocess import Popen as P\n\n"
+                          "P(args=('git', 'cat-file', '--batch'))\nos.system(f'git log {1}')\n",
+        # not git, or git through the layer: fine
+        "pkg/front/git.py": "",
+        "pkg/front/ok.py": "import subprocess\n\nfrom pkg.tree import gitlayer\n"
+                           "from . import git\n\nVCS = ('git', 'hg')\n"
+                           "subprocess.run(['perl', 'git'])\nsubprocess.run(['gitk'])\n",
+    })
+    assert git_outside_layer(tmp_path, "pkg", "tree", {"config"}) == [
+        "pkg/front/a.py:1: pkg.front.a imports GitPython (git.exc)",
+        "pkg/front/b.py:2: pkg.front.b imports GitPython (git)",
+        "pkg/front/c.py:7: pkg.front.c runs git (subprocess.run)",
+        "pkg/front/d.py:4: pkg.front.d runs git (subprocess.Popen)",
+        "pkg/front/d.py:5: pkg.front.d runs git (os.system)",
+    ]
+    # Without the exceptions, the layer's own use shows up too.
+    assert "pkg/tree/gitlayer.py:5: pkg.tree.gitlayer runs git (subprocess.run)" in \
+        git_outside_layer(tmp_path, "pkg", "nothing", set())

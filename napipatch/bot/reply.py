@@ -77,7 +77,7 @@ def hi(name: str | None, addr: str | None) -> str:
 
 
 def _patches(series: Series, findings: list[dict]) -> list[dict]:
-    """Per mail (cover first), its subject and findings, each with where it is."""
+    """Per mail (cover first), its subject and errors and warnings, each with where it is."""
     def where(f):
         return (f"{f['file']}:{f['line']}: " if f["file"] and f["line"]
                 else f"{f['file']}: " if f["file"] else "")
@@ -85,7 +85,9 @@ def _patches(series: Series, findings: list[dict]) -> list[dict]:
     total = len(series.patches)
     out = []
     for n, mail in [(0, series.cover)] + list(enumerate(series.patches, 1)):
-        fs = [f for f in findings if f["patch"] == n]
+        # Infos are suggestions: a mail to the list carries only what needs
+        # acting on; the total counts them and the reproduce commands show them.
+        fs = [f for f in findings if f["patch"] == n and f["severity"] != "info"]
         if n == 0 and mail is None and not fs:
             continue
         out.append({

@@ -1,4 +1,4 @@
-"""``napipatch check`` and ``napipatch checks list|doc``: the review checks."""
+"""``napipatch check`` and ``napipatch checks list|doc|nipa``: the review checks."""
 
 from __future__ import annotations
 
@@ -25,6 +25,7 @@ from napipatch.config import Config, find_repo
 from napipatch.engine.registry import discover, load
 from napipatch.engine.run import run_checks
 from napipatch.errors import NapipatchError
+from napipatch.report.nipa import CONTEXTS
 from napipatch.report.render import render_report
 from napipatch.store.inputs import (
     current_series,
@@ -54,6 +55,10 @@ def check(
     cfg = load_config(tree or here)
     series, tree, base, skip_l = _target(target, cfg, tree, base, here, skip_l)
     if not series.patches:
+        if fmt == "b4-review" and target == "-":
+            # b4 review hands a cover letter over too: nothing to report on.
+            sys.stdout.write("[]\n")
+            raise typer.Exit(0)
         raise NapipatchError(target, "empty series: no patches")
     report = run_checks(series, cfg, tree=tree, base=base, only=only_l, skip=skip_l,
                         use_cache=not no_cache)
@@ -106,6 +111,41 @@ def checks_table(checks) -> str:
     rows += [f"| `{c.id}` | {c.scope} | {c.needs} | "
              f"{', '.join(f'`{n}`' for n in c.nipa) or '-'} | {c.summary} |" for c in checks]
     return "\n".join(rows)
+
+
+@checks_app.command("nipa")
+def checks_nipa(fmt: str = typer.Option("text", "--format",
+                                        help="text, or markdown (the table in docs/nipa.md).")):
+    """Every NIPA test (patchwork context) and the napipatch checks that
+    answer for it, or why none does."""
+    if fmt not in ("text", "markdown"):
+        raise NapipatchError(fmt, "unknown format (text, markdown)")
+    reg = load()
+    typer.echo(nipa_table(reg.checks.values(), markdown=fmt == "markdown"))
+
+
+def nipa_table(checks, markdown: bool = True) -> str:
+    """NIPA's tests against napipatch's checks, from the checks' ``nipa=``
+    declarations and napipatch.report.nipa (the docs' table)."""
+    by: dict[str, list[str]] = {}
+    for c in checks:
+        for name in c.nipa:
+            by.setdefault(name, []).append(c.id)
+    rows = []
+    for ctx in CONTEXTS:
+        ids = by.get(ctx.name, [])
+        if ids:
+            cover = ", ".join(f"`{i}`" if markdown else i for i in ids)
+            cover += f" (partly: {ctx.partial})" if ctx.partial else ""
+        else:
+            cover = ctx.answered or f"not covered: {ctx.note or 'napipatch has no check for it'}"
+        if ctx.skip:
+            cover += "; where NIPA skips the patch, its success is forecast"
+        rows.append((f"`{ctx.name}`" if markdown else ctx.name, ctx.scope, ctx.rule, cover))
+    if not markdown:
+        return "\n".join(f"{n:24} {s:6}  {c}" for n, s, _r, c in rows)
+    head = ["| NIPA test | runs on each | NIPA's rule | napipatch |", "|---|---|---|---|"]
+    return "\n".join(head + [f"| {n} | {s} | {r} | {c} |" for n, s, r, c in rows])
 
 
 @checks_app.command("doc")

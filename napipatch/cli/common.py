@@ -19,7 +19,7 @@ from napipatch.store.store import Store
 # Set by the app's callback (--debug, --store) before any command runs.
 state: dict = {"debug": False, "store": None}
 
-FORMATS = ("text", "json", "markdown", "terse")
+FORMATS = ("text", "json", "markdown", "terse", "b4-review")
 
 TARGET_HELP = ("NAME[@vN] in the store, a format-patch directory, an mbox, "
                "a revision range or branch in --tree (default: this repository), "
@@ -27,8 +27,9 @@ TARGET_HELP = ("NAME[@vN] in the store, a format-patch directory, an mbox, "
                "series, else its commits over @{upstream}.")
 ONLY = typer.Option(None, "--only", help="Run only these check ids (comma separated).")
 SKIP = typer.Option(None, "--skip", help="Skip these check ids.")
-FORMAT = typer.Option("text", "--format", help="text, json, markdown or terse "
-                      "(one FILE:LINE: ERROR|WARNING: line per finding, for b4).")
+FORMAT = typer.Option("text", "--format", help="text, json, markdown, terse "
+                      "(one FILE:LINE: ERROR|WARNING: line per finding, for b4 prep --check) "
+                      "or b4-review (b4 review's CI JSON).")
 BASE = typer.Option(None, "--base", help="Base when the series has no usable base-commit.")
 
 

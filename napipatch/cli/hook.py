@@ -22,7 +22,7 @@ def hook_install(
     sendemail: bool = typer.Option(False, "--sendemail", help="Install sendemail-validate (git send-email)."),
     pre_push: bool = typer.Option(False, "--pre-push", help="Install pre-push."),
     b4: bool = typer.Option(False, "--b4", help="Set b4's per-patch check commands "
-                            "(b4 prep --check, b4 send, b4 am) to run napipatch."),
+                            "(b4 prep --check, b4 send, b4 am, b4 review) to run napipatch."),
     only: Optional[str] = ONLY,
     skip: Optional[str] = SKIP,
 ):

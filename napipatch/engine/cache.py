@@ -58,7 +58,11 @@ def result_key(check_id: str, fingerprint: str, series: Series, upto: int, base:
     h.update(f"{check_id}\0{fingerprint}\0{base or 'notree'}\0{upto}\0{extra}\0".encode())
     mails = ([series.cover] if series.cover else []) + series.patches[:upto]
     for m in mails:
-        h.update(m.subject.raw.encode() + b"\0" + m.body.encode() + b"\0" + m.author.encode())
+        h.update(m.subject.raw.encode() + b"\0" + m.body.encode() + b"\0" + m.author.encode()
+                 + b"\0" + m.attestation.encode())
+        # Who a mail goes to (cc-maintainers): its headers, a stored series' record.
+        h.update(f"\0{m.to}\0{m.cc}\0{m.sender}\0".encode())
+    h.update(repr(series.extra.get("recipients")).encode())
     return h.hexdigest()
 
 

@@ -7,7 +7,9 @@ the diff is there.
 Everything a check reads that is not fixed by the result cache's key (the
 check's code, the mails, the base commit) is an *input*: a configuration
 value (``ctx.config.X``), a revision resolved in the tree
-(``ctx.tree.resolve``), the branch the caller named (``ctx.tree.branch``).
+(``ctx.tree.resolve``), the branch the caller named (``ctx.tree.branch``),
+a file of this machine outside the tree (``ctx.tree.host_file``: a tool's
+data, such as codespell's dictionary).
 The context notes each one with the value it gave (``Inputs``); the cache
 keeps them beside the findings and the engine reuses a result only when
 every input still has that value. Objects named by a full commit id never
@@ -28,7 +30,7 @@ from napipatch.mails.mail import PatchMail
 from napipatch.mails.series import Series
 from napipatch.report.findings import Finding, Severity
 from napipatch.tree import gitutil
-from napipatch.tree.apply import Applied
+from napipatch.tree.applied import Applied
 from napipatch.tree.treegrep import TreeGrep
 from napipatch.tree.trusted import scripts_root
 
@@ -72,6 +74,14 @@ class ConfigView:
         return self._inputs.note("config", key, self._config.get(key, default))
 
 
+def _stamp(path: Path) -> str | None:
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return f"{st.st_size}-{st.st_mtime_ns}"
+
+
 def current_config(config: Config, name: str):
     """What a recorded config input reads now (``name`` an attribute or a key)."""
     if name.startswith("napipatch."):
@@ -96,6 +106,7 @@ class TreeView:
     def __post_init__(self):
         self.reader = gitutil.ObjectReader(self.repo)
         self.inputs = Inputs()
+        self._files: dict[str, list[str]] = {}
 
     @property
     def base(self) -> str:
@@ -110,10 +121,16 @@ class TreeView:
         """The commit ``rev`` names in the tree now (None: not there)."""
         return self.inputs.note("resolve", rev, gitutil.resolve(self.repo, rev))
 
+    def host_file(self, path: Path | str) -> str | None:
+        """Size and mtime of a file of this machine (None: not there)."""
+        return self.inputs.note("host", str(path), _stamp(Path(path)))
+
     def current(self, kind: str, name: str):
         """What a recorded input of ``kind`` reads now."""
         if kind == "resolve":
             return gitutil.resolve(self.repo, name)
+        if kind == "host":
+            return _stamp(Path(name))
         if kind == "arg" and name == "branch":
             return self.branch_name
         if kind == "config":
@@ -129,15 +146,32 @@ class TreeView:
         cp = gitutil.git(self.repo, "rev-list", "--count", f"{since}..{until}", check=False)
         return int(cp.stdout.strip() or 0) if cp.returncode == 0 else 0
 
+    def message(self, sha: str) -> str:
+        """The commit message of ``sha``."""
+        return gitutil.out(self.repo, "log", "-1", "--format=%B", sha)
+
+    def files(self, rev: str) -> list[str]:
+        """Every file path at ``rev``, sorted (one ``ls-tree -r`` a commit)."""
+        if rev not in self._files:
+            listing = gitutil.git(self.repo, "ls-tree", "-r", "-z", "--name-only", rev,
+                                  check=False).stdout
+            self._files[rev] = sorted(p for p in listing.split("\0") if p)
+        return self._files[rev]
+
+    @cached_property
+    def git_dir(self) -> Path:
+        """The repository's git directory (where its objects are)."""
+        return Path(gitutil.out(self.repo, "rev-parse", "--absolute-git-dir"))
+
     def is_ancestor(self, older: str, newer: str) -> bool:
         return gitutil.git(self.repo, "merge-base", "--is-ancestor", older, newer,
                            check=False).returncode == 0
 
     def ls(self, rev: str, directory: str) -> list[str]:
-        """Paths of the files directly in ``directory`` at ``rev``."""
-        listing = gitutil.out(self.repo, "ls-tree", "--name-only", rev, "--",
-                              directory.rstrip("/") + "/")
-        return [p for p in listing.splitlines() if p]
+        """Paths of the files directly in ``directory`` at ``rev`` ("" the top)."""
+        where = directory.rstrip("/") + "/" if directory.strip("/") else "."
+        cp = gitutil.git(self.repo, "ls-tree", "--name-only", rev, "--", where, check=False)
+        return [p for p in cp.stdout.splitlines() if p] if cp.returncode == 0 else []
 
     def text(self, rev: str | None, path: str) -> str | None:
         return None if rev is None else self.reader.text(rev, path)
@@ -195,11 +229,11 @@ class PatchContext:
 
     def finding(self, severity: Severity | str, message: str, file: str | None = None,
                 line: int | None = None, hint: str = "", details: str = "",
-                patch: int | None = None) -> Finding:
+                patch: int | None = None, nipa: dict[str, str] | None = None) -> Finding:
         # The engine stamps the check id; checks cannot report as another.
         return Finding(check="", severity=Severity(severity),
                        patch=self.n if patch is None else patch, message=message,
-                       file=file, line=line, hint=hint, details=details)
+                       file=file, line=line, hint=hint, details=details, nipa=nipa)
 
 
 @dataclass
@@ -220,6 +254,6 @@ class SeriesContext:
         return self.tree.applied.tip if self.tree else None
 
     def finding(self, severity, message, file=None, line=None, hint="", details="",
-                patch: int = 0) -> Finding:
+                patch: int = 0, nipa: dict[str, str] | None = None) -> Finding:
         return Finding(check="", severity=Severity(severity), patch=patch, message=message,
-                       file=file, line=line, hint=hint, details=details)
+                       file=file, line=line, hint=hint, details=details, nipa=nipa)

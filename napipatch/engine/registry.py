@@ -6,7 +6,9 @@ reviewer cares / Example / Fix) and one function ``run(ctx)`` declared with
 it needs ("diff": runs from the mails alone and uses a tree when given;
 "scripts": needs the tree's trusted scripts but not the patch applied;
 "tree": needs the patch applied in a tree), its version (part of the cache
-key: bump it when results change), and the NIPA tests it answers for.
+key: bump it when results change), and the NIPA tests it answers for
+(names from ``napipatch.report.nipa``; ``nipa_needs_tree`` when a "diff"
+check answers them only with a tree).
 A "tree" check runs only on patches that applied, unless it says
 ``needs_applied=False`` (``apply`` itself).
 
@@ -29,6 +31,7 @@ import napipatch.checks
 from napipatch.checks import Declaration
 from napipatch.engine.cache import fingerprint
 from napipatch.errors import NapipatchError
+from napipatch.report import nipa as nipa_contexts
 
 SCOPES = ("patch", "series")
 NEEDS = ("diff", "scripts", "tree")
@@ -47,6 +50,7 @@ class CheckInfo:
     needs_applied: bool = True
     nipa: tuple[str, ...] = ()
     fn: Callable | None = None   # None: the module's ``run``
+    nipa_needs_tree: bool = False
 
     @property
     def fingerprint(self) -> str:
@@ -94,6 +98,10 @@ def problems(decl: Declaration, doc: str) -> list[str]:
         out.append(f"needs {decl.needs!r} is not one of {', '.join(NEEDS)}")
     if not isinstance(decl.version, int) or decl.version < 1:
         out.append(f"version {decl.version!r} is not a positive integer")
+    unknown = [n for n in decl.nipa if n not in nipa_contexts.BY_NAME]
+    if unknown:
+        out.append(f"nipa: {', '.join(map(repr, unknown))} is no NIPA test "
+                   "(napipatch/report/nipa.py lists them)")
     missing = [s for s in SECTIONS if not re.search(rf"^{s}:\s*$", doc, re.M)]
     if missing:
         out.append(f"docstring lacks the section{'s' if len(missing) > 1 else ''} "
@@ -123,7 +131,7 @@ def _load_one(name: str) -> CheckInfo | Broken:
         return Broken(where, "; ".join(bad))
     return CheckInfo(id=decl.id, summary=decl.summary, scope=decl.scope, needs=decl.needs,
                      version=decl.version, module=m, needs_applied=decl.needs_applied,
-                     nipa=decl.nipa, fn=fns[0])
+                     nipa=decl.nipa, fn=fns[0], nipa_needs_tree=decl.nipa_needs_tree)
 
 
 def load() -> Registry:

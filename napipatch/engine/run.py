@@ -39,7 +39,8 @@ from napipatch.mails.series import Series
 from napipatch.report.findings import Finding, Severity
 from napipatch.report.model import CheckResult, Report, status_of
 from napipatch.tree import gitutil
-from napipatch.tree.apply import Applied, apply_in_index
+from napipatch.tree.applied import Applied
+from napipatch.tree.apply import apply_in_index
 
 # Patch by patch, and within a patch the checks that read the whole tree
 # first: the long units start early and those sharing a one-time cost (a
@@ -219,14 +220,15 @@ def result_of(check: CheckInfo, outcomes: list[Outcome]) -> CheckResult:
     states = {o.state for o in outcomes}
     skipped = next((o for o in outcomes if o.state == "skipped"), None)
     if skipped:
-        return CheckResult(check.id, "skipped", 0.0, reason=skipped.reason)
+        return CheckResult(check.id, "skipped", 0.0, reason=skipped.reason, nipa=check.nipa)
     for state in ("crashed", "timeout", "error"):
         if state in states:
             first = next(o for o in outcomes if o.state == state)
-            return CheckResult(check.id, state, seconds, reason=first.reason)
+            return CheckResult(check.id, state, seconds, reason=first.reason, nipa=check.nipa)
     return CheckResult(check.id, status_of(found), seconds,
                        cached=bool(outcomes) and all(o.cached for o in outcomes),
-                       reason="some patches did not apply" if "partial" in states else "")
+                       reason="some patches did not apply" if "partial" in states else "",
+                       nipa=check.nipa)
 
 
 def unique(findings: list[Finding]) -> list[Finding]:
@@ -257,12 +259,14 @@ def run_checks(series: Series, config: Config, tree: Path | None = None,
     ``branch``: the branch the series is meant for (``--base``, the bot's
     branch); "behind" is measured against it. Defaults to ``base``.
     """
-    checks = select(discover(), only, skip)
+    registered = discover()
+    checks = select(registered, only, skip)
     if applied is None and tree is not None:
         applied = apply_series(series, config, tree, base, use_cache)
     report = Report(series=series, tree=str(applied.repo) if applied else None,
                     base=applied.base if applied else None,
-                    base_why=applied.base_why if applied else "no tree")
+                    base_why=applied.base_why if applied else "no tree",
+                    coverage=coverage(registered.values()))
     with _scratch(config, use_cache or applied is None) as scratch:
         view = TreeView(repo=applied.repo, applied=applied, config=config, use_cache=use_cache,
                         branch_name=branch or base, scratch=scratch) \
@@ -284,6 +288,8 @@ def run_checks(series: Series, config: Config, tree: Path | None = None,
     for check in checks:
         mine = [o for u, o in zip(units, outcomes) if u.check is check]
         result = result_of(check, mine)
+        if check.nipa_needs_tree and view is None:
+            result.nipa_unknown = "needs --tree"  # for NIPA's rule
         report.add(result, unique(_once(mine, said)))
         if progress:
             progress(result)
@@ -291,6 +297,15 @@ def run_checks(series: Series, config: Config, tree: Path | None = None,
         report.add(*_broken_result(b))
     report.findings.sort(key=lambda f: f.sort_key)
     return report
+
+
+def coverage(checks) -> dict[str, list[str]]:
+    """NIPA context -> the ids of the checks that declare it."""
+    out: dict[str, list[str]] = {}
+    for c in checks:
+        for name in c.nipa:
+            out.setdefault(name, []).append(c.id)
+    return out
 
 
 def _once(outcomes: list[Outcome], said: set[tuple[int, str]]) -> list[Finding]:

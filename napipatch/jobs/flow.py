@@ -24,7 +24,8 @@ from napipatch.jobs.run import executor_for, run_boots, run_builds, run_remotes,
 from napipatch.mails.series import Series
 from napipatch.report.findings import Finding, Severity
 from napipatch.report.model import Report
-from napipatch.tree.apply import Applied, apply_in_index
+from napipatch.tree.applied import Applied
+from napipatch.tree.apply import apply_in_index
 
 
 @dataclass

@@ -11,33 +11,32 @@ are compared as tree-sitter-c parse trees with comments dropped and a
 ``functions(text)`` lists a file's function definitions, ``template()``
 turns one into a pattern, ``find()`` gives every run of consecutive
 statements in a file matching it, with what each hole bound to.
+
+``find()`` does not try every run of statements: a template has an anchor,
+the longest name in it that a copy must contain as it is (a called
+function, a field, a type; never a hole or a local). The file's bytes are
+searched for that name, and only the runs of statements around each hit
+are compared, so a search costs one pass over the file plus the hits.
 """
 
 from __future__ import annotations
 
-import threading
+import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-import tree_sitter_c
-from tree_sitter import Language, Node, Parser, Query, QueryCursor
+from tree_sitter import Node, Query, QueryCursor
 
-from napipatch.kernel.cparse_calls import clean
+from napipatch.kernel.csource import LANG as _LANG, parse
 
-_LANG = Language(tree_sitter_c.language())
 _FUNCS = Query(_LANG, "(function_definition) @f")
 _BLOCKS = Query(_LANG, "(compound_statement) @b (case_statement) @b")
-_local = threading.local()
 
 
 @lru_cache(maxsize=16)
 def _parse(text: str) -> tuple[Node, bytes]:
     # Cached: one patch asks about the same pre/post file for every helper.
-    p = getattr(_local, "parser", None)
-    if p is None:
-        p = _local.parser = Parser(_LANG)
-    src = clean(text).encode()
-    return p.parse(src).root_node, src
+    return parse(text)
 
 
 @dataclass(frozen=True)
@@ -122,16 +121,9 @@ class Template:
     holes: frozenset[str]
     locals: frozenset[str]
     words: frozenset[str]      # names a copy must contain (called functions)
-
-    def single_call(self) -> bool:
-        """Is the body one call (``return f(x);`` or ``f(x);``)? Nothing to leave behind."""
-        if len(self.stmts) != 1:
-            return False
-        s = self.stmts[0]
-        if s.type not in ("expression_statement", "return_statement"):
-            return False
-        exprs = [k for k in s.kids if k.type not in (";", "return")]
-        return len(exprs) == 1 and exprs[0].type == "call_expression"
+    size: int = 0              # statements, counting those inside if/for/while
+    tokens: int = 0            # leaves, comments dropped
+    anchor: tuple[int, str] | None = None   # (statement, name) every copy holds
 
 
 def _walk(n: N):
@@ -140,19 +132,43 @@ def _walk(n: N):
         yield from _walk(k)
 
 
+# Leaves a copy must repeat as they are unless they are holes or locals.
+_NAMES = ("identifier", "field_identifier", "type_identifier")
+
+
+def _is_statement(n: N) -> bool:
+    return n.type == "declaration" or (n.type.endswith("_statement")
+                                       and n.type != "compound_statement")
+
+
+def _anchor(stmts: tuple[N, ...], free: frozenset[str]) -> tuple[int, str] | None:
+    """The longest fixed name of the body (longer names are rarer in a file)."""
+    best: tuple[int, str] | None = None
+    for i, s in enumerate(stmts):
+        for n in _walk(s):
+            if (n.type in _NAMES and not n.kids and n.text not in free
+                    and (best is None or len(n.text) > len(best[1]))):
+                best = (i, n.text)
+    return best
+
+
 def template(f: Func) -> Template:
     stmts = tuple(s for c in _statements(f.body) if (s := norm(c, f.src)) is not None)
     decls: set[str] = set()
     calls: set[str] = set()
+    size = tokens = 0
     for s in stmts:
         for n in _walk(s):
+            size += _is_statement(n)
+            tokens += not n.kids
             if n.type in ("init_declarator", "declaration"):
                 decls |= {k.text for k in n.kids if k.type == "identifier"}
             if n.type == "call_expression" and n.kids and n.kids[0].type == "identifier":
                 calls.add(n.kids[0].text)
     holes = frozenset(f.params)
-    return Template(f.name, f.params, stmts, holes, frozenset(decls - holes),
-                    frozenset(calls - holes - decls))
+    local = frozenset(decls - holes)
+    return Template(f.name, f.params, stmts, holes, local, frozenset(calls - holes - decls),
+                    size, tokens, _anchor(stmts, holes | local))
 
 
 def _match(t: N, c: N, env: dict[str, str], tpl: Template) -> bool:
@@ -183,33 +199,64 @@ def _enclosing(funcs: tuple[Func, ...], line: int) -> str:
     return next((f.name for f in funcs if f.line <= line <= f.end), "")
 
 
-def find(tpl: Template, text: str) -> list[Copy]:
-    """Every run of statements in ``text`` that is a copy of ``tpl``'s body."""
+def _windows(tpl: Template, root: Node, src: bytes):
+    """(block's statements, start) of each run of statements that may be a copy.
+
+    Each place the anchor name occurs in ``src`` is climbed up to every
+    statement holding it; such a statement at index i of its block puts a
+    copy's start at i minus the anchor's statement index in the template.
+    """
+    assert tpl.anchor is not None
+    j, name = tpl.anchor
     k = len(tpl.stmts)
-    if not k or any(w not in text for w in tpl.words):
+    blocks: dict[int, tuple[list[Node], dict[int, int]]] = {}
+    seen: set[tuple[int, int]] = set()
+    for m in re.finditer(rb"\b" + re.escape(name.encode()) + rb"\b", src):
+        node = root.descendant_for_byte_range(m.start(), m.end())
+        while node is not None and (parent := node.parent) is not None:
+            if parent.type in ("compound_statement", "case_statement"):
+                if parent.id not in blocks:
+                    stmts = _statements(parent)
+                    blocks[parent.id] = stmts, {s.id: i for i, s in enumerate(stmts)}
+                stmts, where = blocks[parent.id]
+                start = where.get(node.id, -1) - j
+                if node.id in where and 0 <= start <= len(stmts) - k \
+                        and (parent.id, start) not in seen:
+                    seen.add((parent.id, start))
+                    yield stmts, start
+            node = parent
+
+
+def find(tpl: Template, text: str) -> list[Copy]:
+    """Every run of statements in ``text`` that is a copy of ``tpl``'s body.
+
+    A template without an anchor (a body made only of its parameters,
+    locals, keywords and operators) matches nothing.
+    """
+    k = len(tpl.stmts)
+    if not k or tpl.anchor is None or any(w not in text for w in tpl.words):
         return []
     root, src = _parse(text)
     funcs: tuple[Func, ...] | None = None
     out: list[Copy] = []
-    first = tpl.stmts[0].type
-    for block in QueryCursor(_BLOCKS).captures(root).get("b", []):
-        stmts = _statements(block)
-        for i in range(len(stmts) - k + 1):
-            if stmts[i].type != first and stmts[i].type != "compound_statement":
-                continue
-            raw = src[stmts[i].start_byte:stmts[i + k - 1].end_byte]
-            if any(w.encode() not in raw for w in tpl.words):
-                continue
-            env: dict[str, str] = {}
-            # Lazily: most windows fail on their first statement.
-            if all((w := norm(s, src)) is not None and _match(t, w, env, tpl)
-                   for t, s in zip(tpl.stmts, stmts[i:i + k])):
-                if funcs is None:
-                    funcs = functions(text)
-                line = stmts[i].start_point[0] + 1
-                out.append(Copy(line, stmts[i + k - 1].end_point[0] + 1,
-                                _enclosing(funcs, line),
-                                {p[1:]: v for p, v in env.items() if p.startswith("=")}))
+    for stmts, i in _windows(tpl, root, src):
+        window = stmts[i:i + k]
+        # Cheap refusals before normalising: statement kinds, then called names.
+        if any(s.type != t.type and s.type != "compound_statement"
+               for t, s in zip(tpl.stmts, window)):
+            continue
+        raw = src[window[0].start_byte:window[-1].end_byte]
+        if any(w.encode() not in raw for w in tpl.words):
+            continue
+        env: dict[str, str] = {}
+        # Lazily: most windows fail on their first statement.
+        if all((w := norm(s, src)) is not None and _match(t, w, env, tpl)
+               for t, s in zip(tpl.stmts, window)):
+            if funcs is None:
+                funcs = functions(text)
+            line = stmts[i].start_point[0] + 1
+            out.append(Copy(line, window[-1].end_point[0] + 1, _enclosing(funcs, line),
+                            {p[1:]: v for p, v in env.items() if p.startswith("=")}))
     return sorted(_unique(out), key=lambda c: c.line)
 
 

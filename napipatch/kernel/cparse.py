@@ -13,14 +13,11 @@ import bisect
 import re
 from dataclasses import dataclass
 
+from napipatch.kernel.csource import blank_annotations, blank_comments
+
 # Every pattern here runs in linear time on any input (a hostile patch may
 # bring a 100,000-line hunk): no lazy scan that can restart at every line
-# and run to the end of the text. An unterminated comment ends the text.
-_COMMENT = re.compile(r"/\*.*?(?:\*/|\Z)|//[^\n]*", re.S)
-_ATTRS = re.compile(
-    r"__attribute__\s*\(\(.{0,400}?\)\)|__aligned\s*\([^)]*\)|\b_{2,4}cacheline_aligned\w*"
-    r"|\b__randomize_layout\b|\b__packed\b|\b__counted_by\w*\s*\([^)]*\)"
-    r"|\b__guarded_by\s*\([^)]*\)|\b__private\b")
+# and run to the end of the text.
 _QUALS = re.compile(r"\b(?:const|volatile|__rcu|__percpu|__iomem|__user|__force|__data_racy)\b")
 _GROUP = re.compile(r"^__cacheline_group_(begin|end)\w*\s*\(\s*(\w+)\s*\)$")
 _STRUCT_GROUP = re.compile(r"^struct_group(\w*)\s*\(")
@@ -29,11 +26,6 @@ C_TYPE_WORDS = frozenset(
     "void char short int long float double signed unsigned bool _Bool const volatile "
     "struct union enum static inline extern register restrict __always_inline "
     "noinline __init __exit __cold __must_check notrace".split())
-
-
-def blank_comments(text: str) -> str:
-    """``text`` with every comment replaced by spaces; newlines are kept."""
-    return _COMMENT.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), text)
 
 
 def blank_preprocessor(text: str) -> str:
@@ -92,7 +84,7 @@ class Field:
 
 def normalise_type(t: str) -> str:
     """Spacing-independent form of a C type: ``struct list_head *`` -> ``struct list_head*``."""
-    t = _QUALS.sub(" ", _ATTRS.sub(" ", t))
+    t = _QUALS.sub(" ", blank_annotations(t))
     t = re.sub(r"\s*\*\s*", "*", t)
     return re.sub(r"\s+", " ", t).strip()
 
@@ -131,7 +123,7 @@ def parse_member(stmt: str) -> list[tuple[str, str, str | None, str]]:
     """
     if len(stmt) > MAX_MEMBER:
         return []
-    s = re.sub(r"\s+", " ", _ATTRS.sub(" ", stmt)).strip()
+    s = re.sub(r"\s+", " ", blank_annotations(stmt)).strip()
     if not s or s.startswith(("__cacheline_group", "static_assert", "_Static_assert")):
         return []
     m = _MACRO_MEMBER.match(s)
@@ -282,7 +274,7 @@ _ATTR_WORDS = re.compile(r"[\w\s]*")
 
 def param_name(p: str) -> str | None:
     """The name in one parameter (``struct napi_struct *napi`` -> ``napi``)."""
-    p = re.sub(r"\s+", " ", _ATTRS.sub(" ", p)).strip()
+    p = re.sub(r"\s+", " ", blank_annotations(p)).strip()
     if not p or p in ("void", "..."):
         return None
     m = _FNPTR.search(p)

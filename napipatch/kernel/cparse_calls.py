@@ -13,52 +13,20 @@ Two questions, both answered from a real parse rather than line regexes:
 
 Kernel annotations that tree-sitter cannot know (``__must_check``,
 ``__printf(1, 2)``, ``__attribute__((...))`` ...) are blanked out with
-spaces first, so byte offsets and line numbers stay those of the file.
+spaces first (kernel.csource), so byte offsets and lines stay the file's.
 """
 
 from __future__ import annotations
 
 import bisect
 import re
-import threading
 from dataclasses import dataclass, field
 
-import tree_sitter_c
-from tree_sitter import Language, Node, Parser
+from tree_sitter import Node
 
-_LANG = Language(tree_sitter_c.language())
-_local = threading.local()
+from napipatch.kernel.csource import blank_annotations, parser
 
-_ANNOTATIONS = re.compile(
-    r"__attribute__\s*\(\((?:[^()]|\((?:[^()]|\([^()]*\))*\))*\)\)"
-    r"|\b(?:__printf|__scanf|__acquires|__releases|__must_hold|__cond_acquires|__cond_releases"
-    r"|__alloc_size|__realloc_size|__counted_by|__guarded_by|__section|__aligned|__diag_ignore"
-    r"|__no_sanitize_or_inline|__assume_aligned)\s*\([^()]*\)"
-    r"|\b(?:__must_check|__cold|__hot|__init|__exit|__always_inline|noinline|__noinline"
-    r"|__maybe_unused|__always_unused|__pure|__malloc|__weak|asmlinkage|notrace|__sched"
-    r"|__net_init|__net_exit|__rcu|__user|__iomem|__percpu|__force|__bitwise|__deprecated"
-    r"|__noreturn|__latent_entropy|__visible|__ref|__read_mostly|__ro_after_init|__initdata"
-    r"|__initconst|__flatten|__no_kcsan|noinstr|__nocfi|__ksym|__weak|__packed|__nonstring"
-    r"|__cacheline_aligned|__cacheline_aligned_in_smp|__bpf_kfunc|__kprobes|__meminit"
-    r"|__devinit|__devexit|__exit_call|__must_be_array)\b"
-)
 _STORAGE = re.compile(r"\b(?:static|inline|extern|__inline__|__inline)\b")
-
-
-def _blank(m: re.Match) -> str:
-    return re.sub(r"[^\n]", " ", m.group(0))
-
-
-def clean(text: str) -> str:
-    """``text`` with kernel annotations blanked (same length, same lines)."""
-    return _ANNOTATIONS.sub(_blank, text)
-
-
-def _parser() -> Parser:
-    p = getattr(_local, "parser", None)
-    if p is None:
-        p = _local.parser = Parser(_LANG)
-    return p
 
 
 def _norm(s: str) -> str:
@@ -187,8 +155,8 @@ _CONTAINERS = {"translation_unit", "preproc_if", "preproc_ifdef", "preproc_else"
 
 def prototypes(text: str) -> list[Proto]:
     """Every function declaration/definition and function-like macro at file scope."""
-    src = clean(text).encode()
-    tree = _parser().parse(src)
+    src = blank_annotations(text).encode()
+    tree = parser().parse(src)
     out: list[Proto] = []
     stack = [tree.root_node]
     while stack:
@@ -320,15 +288,15 @@ def _macro_body(body: str, names: set[str], row0: int, out: list[Occurrence]):
     body = body.replace("\\\n", "  \n") if "\\\n" in body else body.replace("\\\r\n", "   \n")
     body = re.sub(r"##", "  ", re.sub(r"(?<![\w#])#(?=\w)", " ", body))
     prefix = "void __napipatch_macro(void) { "
-    src = clean(prefix + body + "\n;}").encode()
-    tree = _parser().parse(src)
+    src = blank_annotations(prefix + body + "\n;}").encode()
+    tree = parser().parse(src)
     _walk(src, tree.root_node, names, row0, out, macro_bodies=False)
 
 
 def occurrences(text: str, names: set[str]) -> list[Occurrence]:
     """Calls, other references, declarations and definitions of ``names``."""
-    src = clean(text).encode()
-    tree = _parser().parse(src)
+    src = blank_annotations(text).encode()
+    tree = parser().parse(src)
     out: list[Occurrence] = []
     _walk(src, tree.root_node, names, 0, out)
     out.sort(key=lambda o: (o.line, o.kind))

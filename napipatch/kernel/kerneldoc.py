@@ -9,6 +9,7 @@ The script is always the trusted copy exported from the base commit
 
 from __future__ import annotations
 
+import bisect
 import re
 import shutil
 import subprocess
@@ -139,3 +140,85 @@ def shape(block: list[str]) -> DocShape:
             params.append(pm.group(1))
     opens = re.match(r"^\s*/\*\*(?!\*)", block[0]) is not None if block else False
     return DocShape(m.group(1) if m else None, params, any(_RETURN.match(t) for t in text), opens)
+
+
+# ---------------------------------------------------------------- where kernel-doc reads
+
+_DOC_OPEN = re.compile(r"^[ \t]*/\*\*", re.M)
+_FUNC_HEAD = re.compile(r"\)[\s\w]*$")     # "...)" or "...) __acquires" before the "{"
+
+
+def _declaration_end(lines: list[str], k: int) -> int:
+    """Index of the last line of the declaration starting at ``lines[k]``.
+
+    Never earlier than kernel-doc's own end: a function ends at its first
+    ``{`` or ``;``, a macro at its last ``\\`` continuation, anything else
+    (struct, union, enum, typedef) at a ``;`` outside braces.
+    """
+    depth, head = 0, ""
+    for i in range(k, min(len(lines), k + 500)):
+        t = lines[i]
+        if not depth and t.lstrip().startswith("#"):
+            while i + 1 < len(lines) and lines[i].rstrip().endswith("\\"):
+                i += 1
+            return i
+        if not depth and "{" in t and _FUNC_HEAD.search(head + t.split("{", 1)[0]):
+            return i
+        head = (head + " " + t)[-400:]
+        depth += t.count("{") - t.count("}")
+        if depth <= 0 and ";" in t:
+            return i
+    return min(len(lines), k + 500) - 1
+
+
+class LineCounter:
+    """0-based line of offsets met in increasing order, counting newlines only
+    between consecutive ones (a list of every line's offset costs more than
+    the search it serves on a 20,000-line file)."""
+
+    def __init__(self, text: str):
+        self.text, self.pos, self.line = text, 0, 0
+
+    def __call__(self, pos: int) -> int:
+        assert pos >= self.pos
+        self.line += self.text.count("\n", self.pos, pos)
+        self.pos = pos
+        return self.line
+
+
+def regions(text: str) -> list[tuple[int, int]]:
+    """1-based line ranges kernel-doc reads in ``text``: each ``/**`` comment and
+    the declaration after it (a superset: indented ``/**`` count too).
+
+    A change outside all of them cannot change kernel-doc's warnings, which
+    are compared without line numbers.
+    """
+    lines = text.split("\n")
+    line = LineCounter(text)
+    out: list[tuple[int, int]] = []
+    after = 0           # offset where the last region's comment closes
+    done = -1
+    for m in _DOC_OPEN.finditer(text):
+        if m.start() < after:
+            continue
+        i = line(m.start())
+        if i <= done:
+            continue        # inside the previous declaration
+        close = text.find("*/", m.end())
+        after = len(text) if close < 0 else close
+        j = line(after)
+        done = _declaration_end(lines, j + 1) if j + 1 < len(lines) else j
+        out.append((i + 1, done + 1))
+    return out
+
+
+def reads_any(text: str, lines: set[int]) -> bool:
+    """Does kernel-doc read any of ``lines`` (1-based) of ``text``?"""
+    if not lines or "/**" not in text:
+        return False
+    wanted = sorted(lines)
+    for a, b in regions(text):
+        k = bisect.bisect_left(wanted, a)
+        if k < len(wanted) and wanted[k] <= b:
+            return True
+    return False

@@ -1,26 +1,56 @@
-"""Who a series goes to: the tree's ``scripts/get_maintainer.pl``.
+"""Who a patch goes to: the tree's ``scripts/get_maintainer.pl``, run fast.
 
 The script runs from the trusted copy of the base commit's scripts
 (``trusted.scripts_root``), never from a tree a patch may have changed, in
 a scratch directory holding the base's MAINTAINERS (and .mailmap), so no
-checkout is needed. To and Cc are split the way b4 does it: maintainers
-(``--nol``) in To, lists and reviewers (``--nom``) in Cc.
+checkout is needed. Given a git directory, the scratch directory lets it
+read commits (``GIT_DIR``), so it names the signers of a commit a patch
+``Fixes:`` (its ``blamed_fixes`` role), as it does in a kernel tree.
+
+get_maintainer.pl matches every file of a patch against every pattern of
+the 3000 MAINTAINERS sections, about 0.1 s of CPU per file. So the copy it
+reads holds only the sections that can name one of the patch's files
+(``trimmed``): the sections whose F: patterns match one, and every section
+with an N: or K: line (regexes on names and contents, kept as they are).
+The answer is the same: a section that names none of the files plays no
+part in it. Where get_maintainer.pl, run in a tree, turns a pattern naming
+a directory without its trailing ``/`` into one (``-d``), the copy writes
+the ``/`` for the directories the patch's files are in.
+
+``get_maintainers`` gives ``send`` its To (people) and Cc (lists, people
+blamed by a Fixes: tag); ``recipients`` is how send puts together its To
+and Cc, and what the cc-maintainers check takes a stored series to be sent
+to.
 """
 
 from __future__ import annotations
 
+import bisect
 import email.utils
+import os
+import re
 import subprocess
 import tempfile
+from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 from napipatch.errors import NapipatchError
 from napipatch.tree import gitutil
 from napipatch.tree.trusted import scripts_root
 
-_COMMON = ["--no-tree", "--nogit", "--nogit-fallback", "--nogit-chief-penguins",
-           "--norolestats"]
+# No git history (no fallback, no per-file signers): the people that adds
+# depend on the history of the tree it runs in (see checks/cc_maintainers.py).
+_COMMON = ["--no-tree", "--nogit", "--nogit-fallback", "--nogit-chief-penguins"]
 DATA = ("MAINTAINERS", ".mailmap", ".get_maintainer.ignore")
+_TYPE = re.compile(r"^([A-Z]):\s*(.*)")
+# What get_maintainer.pl reads as a file name of a patch.
+_PATCH_PATHS = re.compile(r"^(?:diff --git a/(\S+) b/(\S+)|(?:\+\+\+|---)\s+(\S+)"
+                          r"|rename (?:from|to) (\S+)| mode change [0-7]+ => [0-7]+ (\S+))\s*$",
+                          re.M)
+# The lines get_maintainer.pl looks up a commit for (its --fixes).
+FIXES = re.compile(r"^Fixes:\s+([0-9a-fA-F]{6,40})", re.M)
+_LITERAL = re.compile(r"[A-Za-z0-9_/,~=@%#:!<>'\" -]*")
 
 
 def clean_address(value: str) -> str:
@@ -57,28 +87,344 @@ def split_addresses(value: str) -> list[str]:
     return out
 
 
-def get_maintainers(repo: Path, base: str, cache: Path, patches: list[Path]) -> tuple[list[str], list[str]]:
-    """(To, Cc) for ``patches`` from MAINTAINERS at ``base``."""
-    script = scripts_root(repo, base, cache) / "scripts" / "get_maintainer.pl"
+def address_of(entry: str) -> str:
+    """The lower-case address of one ``Name <addr>`` entry."""
+    return (email.utils.parseaddr(entry)[1] or entry).strip().lower()
+
+
+def addresses(values, where: str) -> list[str]:
+    """Addresses from a list (or one string), CR/LF stripped, one per entry."""
+    if values is None:
+        return []
+    if isinstance(values, str):
+        values = [values]
+    if not isinstance(values, list) or not all(isinstance(v, str) for v in values):
+        raise NapipatchError(where, "must be a list of addresses")
+    return [a for v in values for a in split_addresses(v)]
+
+
+def dedupe(addrs: list[str], exclude: set[str] = frozenset()) -> list[str]:
+    """``addrs`` with each address once, leaving out those in ``exclude``."""
+    seen, out = set(exclude), []
+    for a in addrs:
+        key = address_of(a)
+        if key not in seen:
+            seen.add(key)
+            out.append(a)
+    return out
+
+
+# ------------------------------------------------------------ MAINTAINERS
+@dataclass(frozen=True)
+class Pattern:
+    """An F: or X: pattern as get_maintainer.pl matches it (``file_match_pattern``).
+
+    ``is_dir`` says whether a path names a directory of the tree: a pattern
+    naming one without a trailing ``/`` covers the files under it.
+    """
+
+    value: str          # as written in MAINTAINERS
+
+    def regex_text(self, is_dir=lambda _v: False) -> str:
+        v = self.value.replace(".", "\\.").replace("*", ".*").replace("?", ".")
+        if not v.endswith("/") and is_dir(v):
+            v += "/"
+        return v
+
+    @cached_property
+    def prefix(self) -> str:
+        """The literal start every path it matches begins with ("" for a
+        pattern with regex syntax that could make its start optional)."""
+        if re.search(r"[|{}()\[\]^$\\]", self.value):
+            return ""
+        return _LITERAL.match(self.value).group(0)
+
+    def matcher(self, is_dir=lambda _v: False):
+        """path -> bool, or None when Python cannot read the pattern."""
+        v = self.regex_text(is_dir)
+        try:
+            rx = re.compile("^" + v)
+        except re.error:
+            return None
+        slashes, tree = v.count("/"), v.endswith("/")
+        return lambda path: bool(rx.match(path)) and (tree or path.count("/") == slashes)
+
+
+@dataclass
+class Section:
+    name: str
+    lines: list[str]          # "T:\tvalue" lines as written
+
+
+def sections(text: str) -> tuple[list[str], list[Section]]:
+    """(the lines that are no section, the sections) of a MAINTAINERS file,
+    read as get_maintainer.pl reads it: blank and ``#`` lines skipped, a
+    line that is not ``T: value`` starts the next section."""
+    other: list[str] = []
+    out: list[Section] = []
+    cur: Section | None = None
+    for line in text.splitlines():
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        if _TYPE.match(line):
+            if cur is None:
+                cur = Section("", [])
+                out.append(cur)
+            cur.lines.append(line)
+            continue
+        if cur is not None and not cur.lines:
+            other.append(cur.name)   # a line of prose followed by another
+            out.pop()
+        cur = Section(line, [])
+        out.append(cur)
+    other += [s.name for s in out if not s.lines]
+    return other, [s for s in out if s.lines]
+
+
+def patch_paths(patch: str) -> set[str]:
+    """The file names get_maintainer.pl reads from a patch (it reads
+    ``--- /dev/null`` as ``dev/null``: so does this)."""
+    out = set()
+    for m in _PATCH_PATHS.finditer(patch):
+        for g in m.groups():
+            if g:
+                out.add(re.sub(r"^[^/]*/", "", g) if m.group(3) else g)
+    return out
+
+
+def keyword_lines(patch: str) -> list[str]:
+    """The lines of a patch get_maintainer.pl matches K: keywords against,
+    as the regex it matches: before the first ``---``/``+++`` file line any
+    line, after it only added and removed lines (``^[+-].*`` + keyword)."""
+    out, in_diff = [], False
+    for line in patch.splitlines():
+        if _PATCH_PATHS.match(line + "\n") or FIXES.match(line) \
+                or re.match(r"^@@ -\d+,\d+", line):
+            in_diff = in_diff or line.startswith(("---", "+++"))
+            continue
+        if not in_diff or line[:1] in "+-":
+            out.append(line if not in_diff else line[1:])
+    return out
+
+
+def _regex(value: str, flags=re.X):
+    try:
+        return re.compile(value, flags)
+    except re.error:
+        return None
+
+
+def _under(paths: set[str]):
+    """is_dir for a scratch copy: a plain pattern is a directory when a
+    path of the patch lies under it (get_maintainer.pl's ``-d`` in a tree)."""
+    return lambda v: bool(re.fullmatch(r"[A-Za-z0-9_/,~=@%#:!+-]+", v)) and \
+        any(p.startswith(v + "/") for p in paths)
+
+
+class MaintainersFile:
+    """A MAINTAINERS file, read once, trimmed for each patch."""
+
+    def __init__(self, text: str):
+        self.other, self.sections = sections(text)
+        self._typed = [[(m.group(1), m.group(2)) for ln in s.lines if (m := _TYPE.match(ln))]
+                       for s in self.sections]
+        # F: patterns by the first directory of their literal start, so a
+        # patch's few paths meet only the patterns that can match them.
+        self._by_top: dict[str | None, list[tuple[int, Pattern]]] = {}
+        self._regexes: list[tuple[int, str, re.Pattern | None]] = []
+        for i, typed in enumerate(self._typed):
+            for kind, value in typed:
+                if kind == "F":
+                    pat = Pattern(value)
+                    top = pat.prefix.split("/")[0] if "/" in pat.prefix else None
+                    self._by_top.setdefault(top, []).append((i, pat))
+                elif kind in "NK":
+                    self._regexes.append((i, kind, _regex(value)))
+
+    def _taking_part(self, paths: set[str], lines: list[str]) -> set[int]:
+        """The sections that can take part for a patch with ``paths`` and
+        keyword ``lines``: an F: pattern matches a path, an N: regex a path,
+        a K: regex a line; a regex Python cannot read counts, to be safe."""
+        is_dir = _under(paths)
+        keep: set[int] = set()
+        for p in paths:
+            for i, pat in self._by_top.get(p.split("/")[0], []) + self._by_top.get(None, []):
+                if i in keep or not p.startswith(pat.prefix):
+                    continue
+                match = pat.matcher(is_dir)
+                if match is None or match(p):
+                    keep.add(i)
+        for i, kind, rx in self._regexes:
+            if i not in keep and (rx is None or any(
+                    rx.search(x) for x in (paths if kind == "N" else lines))):
+                keep.add(i)
+        return keep
+
+    def sections_of(self, path: str, is_dir) -> list[int]:
+        """The sections naming ``path`` (``get_maintainer.pl --sections``
+        without keywords): an F: pattern or N: regex matches it and no X:
+        pattern of the section excludes it."""
+        hits = {i for i, pat in self._by_top.get(path.split("/")[0], []) +
+                self._by_top.get(None, [])
+                if path.startswith(pat.prefix) and (m := pat.matcher(is_dir)) and m(path)}
+        hits |= {i for i, kind, rx in self._regexes if kind == "N" and rx and rx.search(path)}
+        return sorted(i for i in hits if not self._excluded(i, path, is_dir))
+
+    def _excluded(self, i: int, path: str, is_dir) -> bool:
+        return any(k == "X" and (m := Pattern(v).matcher(is_dir)) and m(path)
+                   for k, v in self._typed[i])
+
+    def size(self, i: int, files: list[str], is_dir, limit: int) -> int:
+        """How many of ``files`` (sorted) section ``i``'s F: patterns cover,
+        X: ones left out; counting stops at ``limit``."""
+        seen: set[str] = set()
+        for kind, value in self._typed[i]:
+            if kind != "F":
+                continue
+            pat = Pattern(value)
+            match = pat.matcher(is_dir)
+            if match is None:
+                continue
+            for p in files[bisect.bisect_left(files, pat.prefix):]:
+                if not p.startswith(pat.prefix):
+                    break
+                if p not in seen and match(p) and not self._excluded(i, p, is_dir):
+                    seen.add(p)
+                    if len(seen) >= limit:
+                        return len(seen)
+        return len(seen)
+
+    def trimmed(self, patch: str) -> str:
+        """The file with only the sections that can take part for ``patch``
+        (see the module docstring), directories given their trailing ``/``."""
+        paths = patch_paths(patch)
+        is_dir = _under(paths)
+        out = list(self.other)
+        for i in sorted(self._taking_part(paths, keyword_lines(patch))):
+            s, typed = self.sections[i], self._typed[i]
+            kept = [f"{k}:\t{v}/" if k in "FX" and not v.endswith("/") and is_dir(v) else ln
+                    for ln, (k, v) in zip(s.lines, typed)]
+            out += ["", s.name, *kept]
+        return "\n".join(out) + "\n"
+
+
+# --------------------------------------------------------- get_maintainer
+@dataclass(frozen=True)
+class Wanted:
+    """One line of get_maintainer.pl: an address and the roles it has."""
+
+    entry: str     # "Name" <addr>, fit for a header
+    roles: str     # "maintainer:NETWORKING [GENERAL]", "open list", "blamed_fixes:1/1=100%"
+
+    @property
+    def address(self) -> str:
+        return address_of(self.entry)
+
+    @property
+    def is_list(self) -> bool:
+        return bool(re.match(r"(open |moderated |subscriber )?list\b", self.roles))
+
+    @property
+    def blamed(self) -> bool:
+        """A signer of a commit the patch says it fixes."""
+        return "blamed_fixes" in self.roles
+
+    @property
+    def only_blamed(self) -> bool:
+        """Blamed by a Fixes: tag and nothing else (no maintainer, no list)."""
+        return self.blamed and all(r.strip().startswith("blamed_fixes")
+                                   for r in self.roles.split(","))
+
+
+def wanted_line(line: str) -> Wanted | None:
+    """``Name <addr> (role:SECTION,...)`` or ``list@host (open list:SECTION)``."""
+    line = line.strip()
+    end = line.rfind(">") + 1 or (line.find(" (") if " (" in line else len(line))
+    who, rest = line[:end], line[end:].strip()
+    roles = rest[1:-1] if rest.startswith("(") and rest.endswith(")") else ""
+    entries = split_addresses(who)
+    return Wanted(entries[0], roles) if entries else None
+
+
+def git_dir(repo: Path) -> Path:
+    return Path(gitutil.out(repo, "rev-parse", "--absolute-git-dir"))
+
+
+def run_get_maintainer(script: Path, data: dict[str, bytes], patches: list[str],
+                       gitdir: Path | None = None) -> list[list[Wanted]]:
+    """What ``script`` says for each patch text, with ``data`` (MAINTAINERS
+    and the others of DATA, as bytes) as its tree; ``gitdir``: the repository
+    whose commits a ``Fixes:`` names."""
+    if "MAINTAINERS" not in data:
+        raise NapipatchError("MAINTAINERS", "not in the tree")
     if not script.is_file():
-        raise NapipatchError(repo, f"no scripts/get_maintainer.pl at {base[:12]}")
+        raise NapipatchError(script, "no such script in the tree")
+    maint = MaintainersFile(data["MAINTAINERS"].decode("utf-8", "replace"))
+    env = dict(os.environ)
     with tempfile.TemporaryDirectory(prefix="napipatch-maint-") as td:
-        for name in DATA:
-            cp = gitutil.git(repo, "cat-file", "blob", f"{base}:{name}", check=False, text=False)
-            if cp.returncode == 0:
-                (Path(td) / name).write_bytes(cp.stdout)
-        if not (Path(td) / "MAINTAINERS").is_file():
-            raise NapipatchError(repo, f"no MAINTAINERS file at {base[:12]}")
-        # The script runs in the scratch directory: relative patch paths
-        # (the default store is ./series) would name nothing there.
-        paths = [str(Path(p).absolute()) for p in patches]
+        for name, blob in data.items():
+            (Path(td) / name).write_bytes(blob)
+        if gitdir is not None:
+            env["GIT_DIR"] = str(gitdir)
         out = []
-        for which in ("--nol", "--nom"):
-            cp = subprocess.run(["perl", str(script), *_COMMON, which, *paths],
-                                cwd=td, capture_output=True, text=True, errors="replace",
-                                timeout=300)
+        for i, text in enumerate(patches):
+            f = Path(td) / f"patch-{i}"
+            f.write_text(text)
+            (Path(td) / "MAINTAINERS").write_text(maint.trimmed(text))
+            # A .git is what makes it read commits (GIT_DIR says where); it
+            # only does for a Fixes: line, and git costs it time otherwise.
+            wants_git = gitdir is not None and bool(FIXES.search(text))
+            if wants_git != (Path(td) / ".git").is_dir():
+                (Path(td) / ".git").mkdir() if wants_git else (Path(td) / ".git").rmdir()
+            cp = subprocess.run(["perl", str(script), *_COMMON, str(f)], cwd=td, env=env,
+                                capture_output=True, text=True, errors="replace", timeout=300)
             if cp.returncode != 0:
                 last = (cp.stderr.strip().splitlines() or [f"exit status {cp.returncode}"])[-1]
                 raise NapipatchError("get_maintainer.pl", last)
-            out.append([a for line in cp.stdout.splitlines() for a in split_addresses(line)])
-    return out[0], out[1]
+            out.append([w for line in cp.stdout.splitlines() if (w := wanted_line(line))])
+    return out
+
+
+def tree_data(read) -> dict[str, bytes]:
+    """DATA as ``read(name) -> bytes | None`` gives it."""
+    return {name: blob for name in DATA if (blob := read(name)) is not None}
+
+
+def get_maintainers(repo: Path, base: str, cache: Path, patches: list[Path]) -> list[Wanted]:
+    """What get_maintainer.pl at ``base`` wants for the patch files
+    ``patches``, each address once (in the order it names them)."""
+    script = scripts_root(repo, base, cache) / "scripts" / "get_maintainer.pl"
+
+    def read(name: str) -> bytes | None:
+        cp = gitutil.git(repo, "cat-file", "blob", f"{base}:{name}", check=False, text=False)
+        return cp.stdout if cp.returncode == 0 else None
+    data = tree_data(read)
+    if "MAINTAINERS" not in data:
+        raise NapipatchError(repo, f"no MAINTAINERS file at {base[:12]}")
+    texts = [Path(p).read_text(errors="replace") for p in patches]
+    got = run_get_maintainer(script, data, texts, git_dir(repo))
+    seen: dict[str, Wanted] = {}
+    for w in (w for per in got for w in per):
+        seen.setdefault(w.address, w)
+    return list(seen.values())
+
+
+def recipients(to: list[str], cc: list[str], wanted: list[Wanted]) -> tuple[list[str], list[str]]:
+    """To and Cc as ``napipatch send`` addresses a series: the addresses it
+    was given first; then get_maintainer.pl's people in To (as b4 does), its
+    lists and the people a Fixes: tag blames in Cc; each address once."""
+    to_l = to + [w.entry for w in wanted if not w.is_list and not w.only_blamed]
+    cc_l = cc + [w.entry for w in wanted if w.is_list or w.only_blamed]
+    to_l = dedupe(to_l)
+    return to_l, dedupe(cc_l, {address_of(a) for a in to_l})
+
+
+# ---------------------------------------------------------------- .mailmap
+def aliases(mailmap: str) -> dict[str, set[str]]:
+    """address -> every address a .mailmap line names beside it."""
+    out: dict[str, set[str]] = {}
+    for line in mailmap.splitlines():
+        found = {a.lower() for a in re.findall(r"<([^<>\s]+@[^<>\s]+)>", line.split("#")[0])}
+        for a in found:
+            out.setdefault(a, set()).update(found - {a})
+    return out

@@ -23,6 +23,9 @@ from napipatch.mails.subject import Subject, parse_subject
 _ENVELOPE = re.compile(rb"^From \S+ .*$", re.M)
 _MBOXRD = re.compile(rb"^>(>*From )", re.M)
 _TRAILER = re.compile(r"^([A-Z][A-Za-z0-9-]*[A-Za-z0-9]): (.+)$")
+# In-body headers: the first lines of the body, then a blank line (git am).
+_INBODY_FROM = re.compile(r"^(?:(?:Subject|Date): .*\n)*From: (.+)\n(?:(?:From|Subject|Date): .*\n)*\n")
+_ATTESTATION = re.compile(r"^X-Developer-(?:Signature|Key):.*(?:\r?\n[ \t].*)*", re.M | re.I)
 BASE_COMMIT = re.compile(r"^base-commit: ([0-9a-f]{7,40})\s*$", re.M)
 
 # Bounds on what one input may hold: a real series is far below them, and
@@ -106,6 +109,8 @@ class PatchMail:
         in_reply_to, references: threading headers (Message-IDs).
         body: the decoded text body (commit message, ``---``, diffstat, diff).
         raw: the message as bytes, for tools that want the mail itself.
+        to, cc, sender: the To, Cc and Sender headers as written ("" when
+            absent): who the mail was addressed to, for cc_maintainers.
     """
 
     msgid: str
@@ -119,10 +124,30 @@ class PatchMail:
     raw: bytes = b""
     origin: str = ""
     commit: str = ""  # from a format-patch envelope ("From <sha> Mon Sep 17 ...")
+    to: str = ""
+    cc: str = ""
+    sender: str = ""
 
     @property
     def author(self) -> str:
         return email.utils.formataddr((self.author_name, self.author_email))
+
+    @property
+    def addressed(self) -> bool:
+        """The mail has a To or a Cc: someone decided where it goes."""
+        return bool(self.to.strip() or self.cc.strip())
+
+    @property
+    def commit_author(self) -> tuple[str, str]:
+        """(name, address) of the commit's author: the in-body ``From:`` that
+        git send-email writes first in the body when the sender is not the
+        author (git am takes the author from it), else the From header."""
+        m = _INBODY_FROM.match(self.body.lstrip("\n"))
+        if m:
+            name, addr = email.utils.parseaddr(m.group(1))
+            if addr:
+                return name, addr
+        return self.author_name, self.author_email
 
     @property
     def message(self) -> str:
@@ -158,6 +183,15 @@ class PatchMail:
         return list(reversed(out))
 
     @property
+    def attestation(self) -> str:
+        """The patatt headers (X-Developer-Signature, X-Developer-Key) as sent,
+        folded lines joined; "" when unsigned. The ``signed`` check reads
+        them, so they are part of a result's cache key."""
+        end = re.search(rb"\r?\n\r?\n", self.raw)
+        head = (self.raw[: end.start()] if end else self.raw).decode("utf-8", "replace")
+        return "\n".join(m.group(0) for m in _ATTESTATION.finditer(head))
+
+    @property
     def base_commit(self) -> str | None:
         m = BASE_COMMIT.search(self.body)
         return m.group(1) if m else None
@@ -170,6 +204,11 @@ class PatchMail:
             f"Date: {self.date}",
             f"Subject: {self.subject.raw}",
         ]
+        # Where it was sent is part of the mail (cc-maintainers judges it);
+        # folded or hostile values are made one line, never new headers.
+        for name, value in (("To", self.to), ("Cc", self.cc)):
+            if value.strip():
+                hdr.append(f"{name}: {' '.join(value.split())}")
         if self.msgid:
             hdr.append(f"Message-ID: <{self.msgid}>")
         if self.in_reply_to:
@@ -223,12 +262,19 @@ def _headers(data: bytes, origin: str) -> tuple[EmailMessage, dict[str, str]]:
     try:
         msg: EmailMessage = email.message_from_bytes(data, policy=email.policy.default)
         hdrs = {k: _decode_header(msg[k]) if msg[k] is not None else None
-                for k in ("Subject", "From", "Message-ID", "Date", "In-Reply-To", "References")}
+                for k in ("Subject", "From", "Message-ID", "Date", "In-Reply-To", "References",
+                          "Sender")}
+        # A mail may carry several To or Cc lines: all of them count.
+        for k in ("To", "Cc"):
+            got = msg.get_all(k) or []
+            hdrs[k] = ", ".join(_decode_header(v) for v in got) if got else None
     except Exception as exc:  # noqa: BLE001 - the email package raises many types on junk
         raise NapipatchError(origin, f"malformed message headers ({type(exc).__name__}: "
                                      f"{str(exc)[:200]})") from None
     for k, v in hdrs.items():
-        if v is not None and len(v) > MAX_HEADER_FIELD:
+        # Address lists may be long (a tree-wide change Cc's hundreds); the
+        # header block's bound holds them.
+        if v is not None and len(v) > MAX_HEADER_FIELD and k not in ("To", "Cc"):
             raise NapipatchError(origin, f"{k} header too long ({len(v)} characters; "
                                          f"at most {MAX_HEADER_FIELD})")
     return msg, {k: _text(v) if v is not None else None for k, v in hdrs.items()}
@@ -278,6 +324,7 @@ def parse_message(data: bytes, origin: str, envelope: bytes = b"") -> PatchMail:
         raw=data,
         origin=origin,
         commit=(m.group(1).decode() if (m := re.match(rb"^From ([0-9a-f]{40}) ", envelope)) else ""),
+        to=hdrs["To"] or "", cc=hdrs["Cc"] or "", sender=hdrs["Sender"] or "",
     )
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import enum
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 
 
 class Severity(str, enum.Enum):
@@ -14,6 +14,11 @@ class Severity(str, enum.Enum):
     @property
     def rank(self) -> int:
         return {"error": 0, "warning": 1, "info": 2}[self.value]
+
+
+# What a finding can mean to a NIPA context (``Finding.nipa``): NIPA's
+# states, or "unknown" (the check could not evaluate NIPA's rule here).
+NIPA_STATES = ("fail", "warning", "success", "unknown")
 
 
 @dataclass(frozen=True)
@@ -28,6 +33,16 @@ class Finding:
         message: one line.
         hint: how to fix it.
         details: optional multi-line text (a diff, a console excerpt).
+        nipa: what the finding means to the netdev CI (NIPA), as
+            ``{context: state}`` with state ``fail``, ``warning`` or
+            ``success`` (NIPA does not flag it). None, the default: it counts
+            toward every context its check answers for (``@check(nipa=...)``)
+            as its severity says: error fail, warning warning, info success.
+            ``{}``: NIPA has no such rule. ``unknown``: the check could not
+            evaluate NIPA's rule here (the message says why). A check states it where NIPA's
+            split differs from napipatch's severity (checkpatch's CHECK is an
+            info here and a warning there; an unsigned mail is an info here
+            and a warning there) or where it answers for several contexts.
     """
 
     check: str
@@ -38,6 +53,13 @@ class Finding:
     line: int | None = None
     hint: str = ""
     details: str = ""
+    nipa: dict[str, str] | None = field(default=None, hash=False)
+
+    def __post_init__(self):
+        bad = [s for s in (self.nipa or {}).values() if s not in NIPA_STATES]
+        if bad:
+            raise ValueError(f"{self.check}: NIPA state {bad[0]!r} is not one of "
+                             f"{', '.join(NIPA_STATES)}")
 
     def to_json(self) -> dict:
         d = asdict(self)

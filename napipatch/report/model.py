@@ -42,6 +42,12 @@ class CheckResult:
     seconds: float
     cached: bool = False
     reason: str = ""
+    # The NIPA contexts (patchwork check names) it answers for, from its
+    # declaration: what the forecast (report.forecast) reads its findings for.
+    nipa: tuple[str, ...] = ()
+    # Why it completed without answering those contexts ("" when it did):
+    # a diff check whose NIPA rule needs the tree, run without one.
+    nipa_unknown: str = ""
     # Per patch, what the netdev CI would say for this check ("patch",
     # "state": success|warning|fail, "nipa": its test, "description"); only
     # the build-warnings, cocci and htmldocs jobs fill it in.
@@ -74,6 +80,10 @@ class Report:
     base_why: str
     findings: list[Finding] = field(default_factory=list)
     checks: list[CheckResult] = field(default_factory=list)
+    # NIPA context -> every registered check that answers for it, run or
+    # not (the engine's registry), so the forecast can tell "its check was
+    # not selected" from "napipatch has no check for it".
+    coverage: dict[str, list[str]] = field(default_factory=dict)
 
     @property
     def errors(self) -> int:

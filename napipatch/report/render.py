@@ -1,5 +1,6 @@
 """Rendering a Report: text (``FILE:LINE:`` first, like gcc and checkpatch
---showfile), markdown (for bots/CI), json.
+--showfile), markdown (for bots/CI), json, terse and b4-review (for b4).
+Every format but terse carries the NIPA forecast (``report.forecast``).
 
 All text goes through templates/; the JSON schema is documented in
 docs/json-report.md and kept stable.
@@ -9,6 +10,8 @@ from __future__ import annotations
 
 import json
 
+from napipatch.report.b4review import b4_review
+from napipatch.report.forecast import forecast, table
 from napipatch.report.model import Report
 from napipatch.report.templating import render
 
@@ -17,14 +20,16 @@ _COLOURS = {"error": "\x1b[1;31m", "warning": "\x1b[1;33m", "info": "\x1b[36m"}
 
 def to_data(report: Report) -> dict:
     s = report.series
+    fc = forecast(report)
     return {
         "series": {
             "name": s.name,
             "version": s.version,
             "title": s.title,
             "source": s.source,
-            "patches": [{"number": i, "subject": m.subject.raw}
-                        for i, m in enumerate(s.patches, 1)],
+            "patches": [{"number": i, "subject": m.subject.raw,
+                         "nipa": {k: c.to_json() for k, c in cells.items()}}
+                        for i, (m, cells) in enumerate(zip(s.patches, fc), 1)],
             "base-commit": s.base_commit,
         },
         "tree": report.tree,
@@ -32,8 +37,9 @@ def to_data(report: Report) -> dict:
         "base_why": report.base_why,
         "findings": [f.to_json() for f in report.findings],
         "checks": [{"id": c.id, "status": c.status, "seconds": c.seconds,
-                    "cached": c.cached, "reason": c.reason,
-                    **({"patches": c.patches} if c.patches else {})} for c in report.checks],
+                    "cached": c.cached, "reason": c.reason, "nipa": list(c.nipa),
+                    **({"patches": c.patches} if c.patches else {})}
+                   for c in report.checks],
         "summary": {"errors": report.errors, "warnings": report.warnings,
                     "infos": len(report.findings) - report.errors - report.warnings,
                     "planned": len(report.planned), "completed": len(report.completed),
@@ -45,6 +51,8 @@ def to_data(report: Report) -> dict:
 
 
 def render_report(report: Report, fmt: str, colour: bool = False) -> str:
+    if fmt == "b4-review":
+        return json.dumps(b4_review(report, forecast(report)), indent=1) + "\n"
     data = to_data(report)
     if fmt == "json":
         return json.dumps(data, indent=2) + "\n"
@@ -79,4 +87,6 @@ def render_report(report: Report, fmt: str, colour: bool = False) -> str:
 
     template = {"text": "report.txt.j2", "markdown": "report.md.j2",
                 "terse": "report.terse.j2"}[fmt]
-    return render(template, r=data, where=where, line=line, terse=terse, sev=sev, total=total)
+    rows = table(forecast(report)) if fmt != "terse" else []
+    return render(template, r=data, where=where, line=line, terse=terse, sev=sev, total=total,
+                  nipa=rows)

@@ -4,9 +4,11 @@ b4 send never runs git's sendemail-validate hook; what it runs (``b4 prep
 --check``, send's pre-flight "needs checking", ``b4 am``) are the commands
 in ``b4.prep-perpatch-check-cmd`` and ``b4.am-perpatch-check-cmd``, each
 patch on stdin from the repository's top, a line with ``ERROR:`` a failure.
-Setting either replaces b4's default (checkpatch.pl), so checkpatch is kept
-in the list when the tree has it. The repository's previous values are
-saved in its git dir and put back, in order, by ``hook uninstall``.
+``b4 review`` (0.15+) runs ``b4.review-perpatch-check-cmd`` the same way
+and reads JSON (``--format b4-review``). Setting any of them replaces b4's
+default (checkpatch.pl; ``_builtin_checkpatch`` for review), so checkpatch
+is kept in the list when the tree has it. The repository's previous values
+are saved in its git dir and put back, in order, by ``hook uninstall``.
 """
 
 from __future__ import annotations
@@ -21,12 +23,18 @@ from napipatch import fileio
 from napipatch.errors import NapipatchError
 from napipatch.tree import gitutil
 
-KEYS = ("b4.prep-perpatch-check-cmd", "b4.am-perpatch-check-cmd")
+KEYS = ("b4.prep-perpatch-check-cmd", "b4.am-perpatch-check-cmd",
+        "b4.review-perpatch-check-cmd")
+# What napipatch prints for each key: b4's terse lines, or b4 review's JSON.
+_FORMAT = {"b4.prep-perpatch-check-cmd": "terse", "b4.am-perpatch-check-cmd": "terse",
+           "b4.review-perpatch-check-cmd": "b4-review"}
 SAVED = "napipatch-b4-saved.json"
 
-# b4's own defaults (b4/ez.py get_check_cmds, b4 am's local checks).
-_CHECKPATCH_ARGS = {"b4.prep-perpatch-check-cmd": "-q --terse --no-summary --mailback --showfile",
-                    "b4.am-perpatch-check-cmd": "-q --terse --no-summary --mailback"}
+# b4's own defaults (b4/ez.py get_check_cmds, b4 am's local checks,
+# b4/review/checks.py load_check_cmds).
+_CHECKPATCH = {"b4.prep-perpatch-check-cmd": "{} -q --terse --no-summary --mailback --showfile",
+               "b4.am-perpatch-check-cmd": "{} -q --terse --no-summary --mailback",
+               "b4.review-perpatch-check-cmd": "_builtin_checkpatch"}
 
 
 def _top(repo: Path) -> Path:
@@ -48,17 +56,32 @@ def _set(top: Path, key: str, values: list[str]) -> None:
         gitutil.git(top, "config", "--local", "--add", key, v)
 
 
-def command() -> str:
-    """What b4 runs: this interpreter's napipatch, terse, one patch on stdin."""
-    return f"{shlex.quote(sys.executable)} -m napipatch check - --format terse"
+def command(key: str = KEYS[0]) -> str:
+    """What b4 runs for ``key``: this interpreter's napipatch, one patch on stdin."""
+    return f"{shlex.quote(sys.executable)} -m napipatch check - --format {_FORMAT[key]}"
 
 
 def _ours(value: str) -> bool:
-    return value == command() or value.endswith(" -m napipatch check - --format terse")
+    return any(value.endswith(f" -m napipatch check - --format {f}") for f in _FORMAT.values())
+
+
+def _save(saved: Path, before: dict[str, list[str]]) -> None:
+    """Keep what the repository had before napipatch's first install (never
+    overwritten); a key an older napipatch did not set is added with its
+    value now. Called under the install lock."""
+    if fileio.write_new(saved, json.dumps(before, indent=1) + "\n"):
+        return
+    try:
+        kept = json.loads(saved.read_text())
+    except ValueError as exc:
+        raise NapipatchError(saved, f"not JSON ({exc})") from None
+    missing = {k: [v for v in vs if not _ours(v)] for k, vs in before.items() if k not in kept}
+    if missing:
+        fileio.atomic_write(saved, json.dumps({**kept, **missing}, indent=1) + "\n")
 
 
 def install(repo: Path) -> list[str]:
-    """Add napipatch to both b4 keys; the first install saves what was there."""
+    """Add napipatch to b4's keys; the first install saves what was there."""
     top = _top(repo)
     saved = _saved_file(top)
     with fileio.locked(_lock(saved)):
@@ -67,16 +90,15 @@ def install(repo: Path) -> list[str]:
 
 def _install(top: Path, saved: Path) -> list[str]:
     before = {k: _values(top, k) for k in KEYS}
-    # The first install's values are the ones to put back: never overwritten.
-    fileio.write_new(saved, json.dumps(before, indent=1) + "\n")
+    _save(saved, before)
     checkpatch = top / "scripts" / "checkpatch.pl"
     lines = []
     for key in KEYS:
         values = [v for v in before[key] if not _ours(v)]
         if not values and os.access(checkpatch, os.X_OK):
-            values = [f"{checkpatch} {_CHECKPATCH_ARGS[key]}"]  # b4's default, kept
-        _set(top, key, values + [command()])
-        lines.append(f"{top}: {key} = " + " ; ".join(values + [command()]))
+            values = [_CHECKPATCH[key].format(checkpatch)]  # b4's default, kept
+        _set(top, key, values + [command(key)])
+        lines.append(f"{top}: {key} = " + " ; ".join(values + [command(key)]))
     return lines
 
 
@@ -98,5 +120,5 @@ def uninstall(repo: Path) -> list[str]:
 
 
 def _lock(saved: Path) -> Path:
-    """Install and uninstall run one at a time: each rewrites both keys."""
+    """Install and uninstall run one at a time: each rewrites every key."""
     return saved.with_name(f".{SAVED}.lock")

@@ -15,11 +15,8 @@ has CR and LF removed first.
 
 from __future__ import annotations
 
-import email.utils
-import os
 import re
 import secrets
-import subprocess
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -28,7 +25,7 @@ from pathlib import Path
 from napipatch.config import Config
 from napipatch.engine.run import run_checks
 from napipatch.errors import NapipatchError
-from napipatch.kernel.maintainers import clean_address, get_maintainers, split_addresses
+from napipatch.kernel.maintainers import addresses, clean_address, get_maintainers, recipients
 from napipatch.mails import mail as mailmod
 from napipatch.report.model import Report
 from napipatch.store.store import LORE_LINK, Store
@@ -48,27 +45,6 @@ class Outcome:
     patch_ids: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     output: str = ""
-
-
-def addresses(values, where: str) -> list[str]:
-    """Addresses from a list (or one string), CR/LF stripped, one per entry."""
-    if values is None:
-        return []
-    if isinstance(values, str):
-        values = [values]
-    if not isinstance(values, list) or not all(isinstance(v, str) for v in values):
-        raise NapipatchError(where, "must be a list of addresses")
-    return [a for v in values for a in split_addresses(v)]
-
-
-def _dedupe(addrs: list[str], exclude: set[str] = frozenset()) -> list[str]:
-    seen, out = set(exclude), []
-    for a in addrs:
-        key = (email.utils.parseaddr(a)[1] or a).lower()
-        if key not in seen:
-            seen.add(key)
-            out.append(a)
-    return out
 
 
 def new_message_id(name: str, version: int, n: int, domain: str) -> str:
@@ -116,13 +92,12 @@ def send_series(store: Store, spec: str, cfg: Config, repo: Path | None = None,
     rec = store.record(series.name)
     to_l = addresses(to, "--to") + addresses(rec.get("to"), f"{series.name}/series.toml to")
     cc_l = addresses(cc, "--cc") + addresses(rec.get("cc"), f"{series.name}/series.toml cc")
+    wanted = []
     if repo is not None and report.base:
         patch_files = [f for f in files if not f.name.startswith("0000-")]
-        mt, mc = get_maintainers(repo, report.base, cfg.cache, patch_files)
-        to_l += mt
-        cc_l += mc
-    outcome.to = _dedupe(to_l)
-    outcome.cc = _dedupe(cc_l, {(email.utils.parseaddr(a)[1] or a).lower() for a in outcome.to})
+        wanted = get_maintainers(repo, report.base, cfg.cache, patch_files)
+    # The cc-maintainers check takes a stored series to go where this says.
+    outcome.to, outcome.cc = recipients(to_l, cc_l, wanted)
     if not outcome.to:
         raise NapipatchError(spec, "no recipients: pass --to, add to = [...] to series.toml, "
                              "or --repo for the tree's get_maintainer.pl")
@@ -137,24 +112,17 @@ def send_series(store: Store, spec: str, cfg: Config, repo: Path | None = None,
             out.write_bytes(with_message_id(f.read_bytes(), mid, str(f)))
             copies.append(out)
             ids.append((mailmod.read_mbox(out)[0], mid))
-        cmd = ["git", "send-email", "--thread", "--no-chain-reply-to", "--confirm=never"]
-        cmd += [f"--to={a}" for a in outcome.to] + [f"--cc={a}" for a in outcome.cc]
+        args = ["--thread", "--no-chain-reply-to", "--confirm=never"]
+        args += [f"--to={a}" for a in outcome.to] + [f"--cc={a}" for a in outcome.cc]
         if dry_run:
-            cmd.append("--dry-run")
+            args.append("--dry-run")
         if force and not report.clean:
-            cmd.append("--no-validate")  # the hook would refuse what --force sends
-        env = dict(os.environ, NAPIPATCH_RUN_ID=secrets.token_hex(8), GIT_PAGER="cat")
-        try:
-            cp = subprocess.run(cmd + ["--no-format-patch", *map(str, copies)], cwd=cwd, env=env,
-                                stdin=subprocess.DEVNULL, capture_output=True, text=True,
-                                errors="replace")
-        except FileNotFoundError:
-            raise NapipatchError("git", "not installed") from None
+            args.append("--no-validate")  # the hook would refuse what --force sends
+        cp = gitutil.send_email(cwd, args + ["--no-format-patch", *map(str, copies)],
+                                {"NAPIPATCH_RUN_ID": secrets.token_hex(8)})
     outcome.output = cp.stdout + cp.stderr
     if cp.returncode != 0:
-        lines = [ln for ln in cp.stderr.splitlines() if ln.strip()]
-        why = next((ln for ln in lines if ln.startswith("fatal:")), lines[-1] if lines else "")
-        raise SendFailed(cp.stderr, why.removeprefix("fatal: ") or f"exit status {cp.returncode}")
+        raise SendFailed(cp.stderr, gitutil.why(cp.stderr, cp.returncode))
     for m, mid in ids:
         if m.subject.has_counter and m.subject.index == 0:
             outcome.cover_id = mid

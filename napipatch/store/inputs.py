@@ -14,8 +14,6 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-import git
-
 from napipatch.errors import NapipatchError
 from napipatch.mails import mail as mailmod
 from napipatch.mails.series import Series, assemble, valid_name
@@ -62,21 +60,14 @@ def looks_like_revisions(target: str, here: Path | None) -> bool:
 
 
 def commits_in(repo: Path, revrange: str) -> list[str]:
-    """The commits of ``revrange``, oldest first (GitPython walks it)."""
-    try:
-        commits = list(git.Repo(repo).iter_commits(revrange, max_count=RANGE_LIMIT + 1,
-                                                   no_merges=True))
-    except git.GitCommandError as exc:
-        # GitPython wraps git's stderr as "stderr: '...'"; show git's last line.
-        m = re.search(r"stderr: '(.*)'\s*$", exc.stderr or "", re.S)
-        lines = [ln for ln in (m.group(1) if m else "").splitlines() if ln.strip()]
-        why = lines[-1].removeprefix("fatal: ") if lines else "bad range"
-        raise NapipatchError(revrange, why) from None
+    """The commits of ``revrange``, oldest first; a bad range is an error
+    with git's reason."""
+    commits = gitutil.rev_list(repo, revrange, max_count=RANGE_LIMIT + 1, no_merges=True)
     if not commits:
         raise NapipatchError(revrange, "no commits in range")
     if len(commits) > RANGE_LIMIT:
         raise NapipatchError(revrange, f"more than {RANGE_LIMIT} commits: not a patch series")
-    return [c.hexsha for c in reversed(commits)]
+    return commits[::-1]
 
 
 def from_range(tree: Path, revrange: str, base: str | None = None) -> Series:
@@ -138,6 +129,10 @@ def from_stdin(data: bytes, here: Path | None) -> StdinInput:
     mails = [mailmod.parse_message(raw, f"stdin message {i + 1}", env)
              for i, (env, raw) in enumerate(mailmod.split_mbox(data, "stdin"))]
     patches = [m for m in mails if m.diff and not m.subject.is_reply]
+    if not patches and mails and all(m.subject.index == 0 for m in mails):
+        # A cover letter on its own (b4 review hands it over): no patch.
+        return StdinInput(Series(name="stdin", version=mails[0].subject.version, cover=mails[0],
+                                 patches=[], source="stdin"), per_patch=True)
     if len(patches) != 1:
         return StdinInput(assemble(mails, "stdin", name="stdin"), per_patch=False)
     mail = patches[0]

@@ -98,13 +98,15 @@ class Store:
                 raise NapipatchError(spec, "has no versions")
             v = vs[-1]
         vdir = self.path(name) / f"v{v}"
-        info = self.record(name)["versions"][f"v{v}"]
+        rec = self.record(name)
+        info = rec["versions"][f"v{v}"]
         mails = mailmod.read_patch_dir(vdir)
         if info.get("cover-only"):
             s = Series(name=name, version=v, cover=mails[0], patches=[], source=str(vdir))
         else:
             s = assemble(mails, str(vdir), name=name, version=v)
-        s.extra = info
+        # Who ``napipatch send`` would address it to (cc-maintainers reads it).
+        s.extra = {**info, "recipients": {"to": rec.get("to"), "cc": rec.get("cc")}}
         return s
 
     def add_version(self, series: Series, trailers: dict[int, list[str]] | None = None,

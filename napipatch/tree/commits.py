@@ -16,13 +16,16 @@ import git
 
 from napipatch.mails.mail import PatchMail
 from napipatch.tree import gitutil
+from napipatch.tree.gitrepo import open_repo
 
 # How far back on the current branch a mail's commit is looked for.
 _SEARCH_DEPTH = 300
 
 
 def _repo(path: Path) -> git.Repo:
-    return git.Repo(path, search_parent_directories=True)
+    """The repository holding ``path``; closed by ``with``, which ends the
+    cat-file GitPython started to read commits."""
+    return open_repo(path, search=True)
 
 
 def _patch_id(repo: git.Repo, diff: str) -> str:
@@ -38,6 +41,11 @@ def commit_of(path: Path, mail: PatchMail) -> str | None:
         repo = _repo(path)
     except (git.InvalidGitRepositoryError, git.NoSuchPathError):
         return None
+    with repo:
+        return _find(repo, mail)
+
+
+def _find(repo: git.Repo, mail: PatchMail) -> str | None:
     if mail.commit:
         # GitPython's repo.commit() is lazy and accepts any 40 hex digits
         # (lore mboxes say "From 0000..."): ask git whether it is a commit.
@@ -61,19 +69,20 @@ def commit_of(path: Path, mail: PatchMail) -> str | None:
 
 def parent_of(path: Path, sha: str) -> str | None:
     """The first parent of ``sha``; None for a root commit."""
-    parents = _repo(path).commit(sha).parents
-    return parents[0].hexsha if parents else None
+    with _repo(path) as repo:
+        parents = repo.commit(sha).parents
+        return parents[0].hexsha if parents else None
 
 
 def upstream_range(path: Path) -> str | None:
     """``UPSTREAM..HEAD`` for the current branch when it has an upstream
     and commits of its own, else None."""
-    repo = _repo(path)
-    try:
-        # git's own answer: a local branch (remote ".") is an upstream too.
-        up = repo.git.rev_parse("--verify", "-q", "@{upstream}^{commit}")
-        head = repo.head.commit.hexsha
-    except (git.GitCommandError, ValueError):  # no upstream, detached, no commits
-        return None
-    revrange = f"{up}..{head}"
-    return revrange if any(True for _ in repo.iter_commits(revrange, max_count=1)) else None
+    with _repo(path) as repo:
+        try:
+            # git's own answer: a local branch (remote ".") is an upstream too.
+            up = repo.git.rev_parse("--verify", "-q", "@{upstream}^{commit}")
+            head = repo.head.commit.hexsha
+        except (git.GitCommandError, ValueError):  # no upstream, detached, no commits
+            return None
+        revrange = f"{up}..{head}"
+        return revrange if any(True for _ in repo.iter_commits(revrange, max_count=1)) else None

@@ -1,13 +1,32 @@
-"""Running real git: one place that spawns it and turns failures into errors."""
+"""The git layer: the one place napipatch starts git.
+
+Built on GitPython where it has a call: finding a repository
+(``is_repo``, ``require_repo``), walking revisions (``rev_list``) and
+reading objects through its persistent ``git cat-file --batch``
+(``ObjectReader``, gitrepo.py, which also keeps those processes apart
+across the engine's forks). What GitPython has no call for (a temporary
+index with ``apply --cached``, ``commit-tree``, ``am``, ``send-email``)
+runs through ``git()`` here, which turns a failure into one GitError line
+with git's own words.
+
+No module outside napipatch/tree/ imports GitPython or runs git itself
+(tests/test_layout.py); config.py reads git config on its own because the
+configuration sits below every layer.
+"""
 
 from __future__ import annotations
 
 import os
 import subprocess
-import threading
 from pathlib import Path
 
+import git as gitpython
+
 from napipatch.errors import GitError, NapipatchError
+from napipatch.tree.gitrepo import ObjectReader, open_repo
+
+__all__ = ["NAPIPATCH_IDENT", "ObjectReader", "TempIndex", "commit_tree", "git", "is_repo", "out",
+           "require_repo", "resolve", "rev_list", "send_email", "why"]
 
 # Commits napipatch creates (applied series, prepared trees) carry this
 # identity so they are recognisable and reproducible.
@@ -17,31 +36,45 @@ NAPIPATCH_IDENT = {
 }
 
 
+def why(stderr: str, status: int) -> str:
+    """git's reason for a failure: its ``fatal:`` line (hints follow it),
+    else its last line."""
+    lines = [ln.strip() for ln in stderr.splitlines() if ln.strip()]
+    fatal = [ln for ln in lines if ln.startswith("fatal: ")]
+    last = fatal[0] if fatal else lines[-1] if lines else f"exit status {status}"
+    return last.removeprefix("fatal: ").removeprefix("error: ")
+
+
+def _run(cmd: list[str], env: dict, input, text: bool, timeout, cwd=None):
+    try:
+        return subprocess.run(cmd, input=input, capture_output=True, env=env, text=text,
+                              timeout=timeout, cwd=cwd,
+                              # git reads no terminal input of ours (a hook's stdin is the hook's)
+                              stdin=subprocess.DEVNULL if input is None else None,
+                              **({"errors": "replace"} if text else {}))
+    except FileNotFoundError:
+        raise NapipatchError("git", "not installed") from None
+
+
 def git(repo: Path | str | None, *args: str, input: str | bytes | None = None,
         env: dict | None = None, check: bool = True, text: bool = True,
         timeout: float | None = None) -> subprocess.CompletedProcess:
+    """``git -C repo ARGS``; with ``check``, a failure is a GitError."""
     cmd = ["git"]
     if repo is not None:
         cmd += ["-C", str(repo)]
     cmd += list(args)
     full_env = dict(os.environ)
-    # A user's pager or editor must never block us.
+    # A user's pager or editor must never block us; C messages are parsed.
     full_env.update({"GIT_PAGER": "cat", "GIT_EDITOR": "true", "LC_ALL": "C"})
     if env:
         full_env.update(env)
     if isinstance(input, str) and not text:
         input = input.encode()
-    try:
-        cp = subprocess.run(cmd, input=input, capture_output=True, env=full_env,
-                            text=text, timeout=timeout,
-                            **({"errors": "replace"} if text else {}))
-    except FileNotFoundError:
-        raise NapipatchError("git", "not installed") from None
+    cp = _run(cmd, full_env, input, text, timeout)
     if check and cp.returncode != 0:
         err = cp.stderr if text else cp.stderr.decode(errors="replace")
-        lines = [ln for ln in err.strip().splitlines() if ln.strip()]
-        last = lines[-1] if lines else f"exit status {cp.returncode}"
-        raise GitError(f"git {args[0]}", last.removeprefix("fatal: ").removeprefix("error: "))
+        raise GitError(f"git {args[0]}", why(err, cp.returncode))
     return cp
 
 
@@ -49,82 +82,82 @@ def out(repo, *args, **kw) -> str:
     return git(repo, *args, **kw).stdout.strip()
 
 
+def send_email(cwd: Path, args: list[str], env: dict) -> subprocess.CompletedProcess:
+    """``git send-email ARGS`` run in ``cwd`` as the user would run it (their
+    locale: it writes mail headers), never waiting on a terminal."""
+    return _run(["git", "send-email", *args], dict(os.environ, GIT_PAGER="cat", **env), None,
+                True, None, cwd=cwd)
+
+
+# ------------------------------------------------------------ repositories
+def _discover(path: Path | str) -> gitpython.Repo | None:
+    try:
+        return open_repo(path, search=True)
+    except (gitpython.InvalidGitRepositoryError, gitpython.NoSuchPathError):
+        return None
+
+
 def is_repo(path: Path) -> bool:
-    return git(path, "rev-parse", "--git-dir", check=False).returncode == 0
+    """``path`` is in a git repository (a bare one too)."""
+    return _discover(path) is not None
 
 
 def require_repo(path: Path) -> Path:
+    """The top of the work tree holding ``path``; an error when there is none."""
     path = Path(path).resolve()
-    if not path.is_dir() or not is_repo(path):
+    repo = _discover(path) if path.is_dir() else None
+    if repo is None:
         raise NapipatchError(path, "not a git repository")
-    return Path(out(path, "rev-parse", "--show-toplevel"))
+    if not repo.working_tree_dir:
+        raise NapipatchError(path, "is a bare repository: napipatch needs one with a work tree")
+    return Path(repo.working_tree_dir)
 
 
+# --------------------------------------------------------------- revisions
 def resolve(repo: Path, rev: str) -> str | None:
     cp = git(repo, "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}", check=False)
     return cp.stdout.strip() if cp.returncode == 0 else None
 
 
-class ObjectReader:
-    """Reads blobs through one long-lived ``git cat-file --batch``.
+def rev_list(repo: Path, revrange: str, max_count: int | None = None,
+             no_merges: bool = False) -> list[str]:
+    """The commits of ``revrange``, newest first (git rev-list, by GitPython).
+    A bad range is a NapipatchError naming it, with git's reason."""
+    opts = {"no_merges": no_merges}
+    if max_count is not None:
+        opts["max_count"] = max_count
+    g = open_repo(repo, search=True).git
+    # with_exceptions=False: git's own stderr, not GitPython's wrapper of it.
+    # --end-of-options: a range is never an option; "--": nor a path.
+    status, stdout, stderr = g.rev_list("--end-of-options", revrange, "--",
+                                        with_extended_output=True, with_exceptions=False, **opts)
+    if status != 0:
+        raise NapipatchError(revrange, why(stderr, status))
+    return stdout.split()
 
-    Checks read pre- and post-patch files by object name, so no worktree
-    checkout is needed (a full 6.12 checkout costs ~24 s).
-    """
 
-    def __init__(self, repo: Path):
+# -------------------------------------------------------------- plumbing
+def commit_tree(repo: Path, tree: str, parent: str, message: str, author: str, email: str,
+                date: str) -> str:
+    """A commit of ``tree`` on ``parent`` (no ref moves), by napipatch, with
+    ``date`` as both dates: the same inputs give the same commit."""
+    env = dict(NAPIPATCH_IDENT, GIT_AUTHOR_NAME=author, GIT_AUTHOR_EMAIL=email,
+               GIT_AUTHOR_DATE=date, GIT_COMMITTER_DATE=date)
+    return out(repo, "commit-tree", tree, "-p", parent, "-F", "-", input=message, env=env)
+
+
+class TempIndex:
+    """An index file of napipatch's own (``GIT_INDEX_FILE``) in ``repo``:
+    ``git apply --cached`` and ``write-tree`` work on it, the user's index,
+    branch and files are never touched."""
+
+    def __init__(self, repo: Path, path: Path, **env: str):
         self.repo = repo
-        self._proc: subprocess.Popen | None = None
-        self._pid = os.getpid()
-        self._lock = threading.Lock()
+        self.env = {"GIT_INDEX_FILE": str(path), **env}
 
-    def _start(self):
-        self._proc = subprocess.Popen(
-            ["git", "-C", str(self.repo), "cat-file", "--batch"],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    def git(self, *args: str, **kw) -> subprocess.CompletedProcess:
+        return git(self.repo, *args, env=self.env, **kw)
 
-    def read(self, rev: str, path: str) -> bytes | None:
-        """A blob's content by commit and path (None: no such file)."""
-        with self._lock:
-            got = self._object(f"{rev}:{path}")
-        return got[1] if got and got[0] == "blob" else None
-
-    def object(self, name: str) -> tuple[str, bytes] | None:
-        """(type, content) of any object name (``sha``, ``rev:dir``)."""
-        with self._lock:
-            return self._object(name)
-
-    def _object(self, name: str) -> tuple[str, bytes] | None:
-        if "\n" in name:     # one name per line: a newline would desynchronise the batch
-            return None
-        if self._pid != os.getpid():
-            # A forked child (the engine runs each check in one) must not
-            # talk to its parent's cat-file: both would read one pipe.
-            self._proc, self._pid = None, os.getpid()
-        if self._proc is None:
-            self._start()
-        p = self._proc
-        assert p.stdin and p.stdout
-        p.stdin.write(f"{name}\n".encode())
-        p.stdin.flush()
-        header = p.stdout.readline().decode()
-        if not header:       # git died (a repository removed under it, a kill)
-            self._proc = None
-            p.wait()
-            raise NapipatchError(self.repo, "git cat-file --batch ended early")
-        if header.endswith("missing\n") or header.endswith("ambiguous\n"):
-            return None
-        _sha, typ, size = header.split()
-        data = p.stdout.read(int(size))
-        p.stdout.read(1)
-        return typ, data
-
-    def text(self, rev: str, path: str) -> str | None:
-        data = self.read(rev, path)
-        return None if data is None else data.decode("utf-8", errors="replace")
-
-    def close(self):
-        if self._proc and self._pid == os.getpid():
-            self._proc.stdin.close()
-            self._proc.wait()
-            self._proc = None
+    def apply(self, patch: Path) -> subprocess.CompletedProcess:
+        """``git apply --cached`` of the patch file; its result, failed or not."""
+        return self.git("apply", "--cached", "--whitespace=nowarn", str(patch), check=False)

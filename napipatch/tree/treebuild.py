@@ -3,9 +3,9 @@
 Applying a patch in a temporary index costs ~90 ms for ``git apply
 --cached`` and as much for ``git write-tree`` on a kernel tree, because
 each reads and rewrites the whole 87,000-entry index. A series touches a
-few dozen paths, so ``apply.py`` applies it in an index holding only those
-paths, and this module makes the full tree: the changed directories are
-read from the base (``cat-file --batch``), rewritten in Python in git's
+few dozen paths, so ``sparseapply.py`` applies it in an index holding only
+those paths, and this module makes the full tree: the changed directories
+are read from the base (``cat-file --batch``), rewritten in Python in git's
 entry order, hashed, and written with one ``git hash-object -w``. git
 checks the format and gives back the names, which must be the ones
 computed here.

@@ -1,0 +1,91 @@
+"""A report as b4's review CI JSON (``b4.review-perpatch-check-cmd``).
+
+b4 0.15+ (``b4 review``) runs each per-patch check command with the patch
+on stdin and reads a JSON list of ``{"tool", "status": "pass|warn|fail",
+"summary", "url", "details"}`` (b4/review/checks.py); ``details`` may be a
+JSON list of ``{"status", "context", "state", "description"}``, which its
+TUI shows one line each, as it shows patchwork's checks.
+
+Two entries: ``napipatch`` (the findings: fail on an error or when a check
+gave no result, so an unchecked patch never shows as passed; warn on a
+warning) and ``napipatch-nipa`` (the forecast of the netdev CI's patchwork
+checks; pass only when every context is a known success, since an unknown
+one may yet turn red).
+"""
+
+from __future__ import annotations
+
+import json
+
+from napipatch.report.forecast import Cell
+from napipatch.report.model import Report
+
+_STATUS = {"success": "pass", "warning": "warn", "fail": "fail", "unknown": "unknown"}
+_SEV = {"error": "fail", "warning": "warn", "info": "pass"}
+_WORDS = {"crashed": "crashed", "timeout": "timed out", "error": "could not run"}
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'s' * (n != 1)}"
+
+
+def _findings_entry(report: Report) -> dict:
+    details = [{"status": _SEV[f.severity.value], "context": f.check,
+                "description": (f"{f.file}:{f.line}: " if f.file and f.line else
+                                f"{f.file}: " if f.file else "") + f.message}
+               for f in report.findings]
+    details += [{"status": "fail", "context": c.id,
+                 "description": f"{_WORDS[c.status]}" + (f": {c.reason}" if c.reason else "")
+                                + "; this patch is not fully checked"}
+                for c in report.incomplete]
+    infos = len(report.findings) - report.errors - report.warnings
+    if report.incomplete:
+        status = "fail"
+        summary = report.completion_line()
+    elif report.errors or report.warnings:
+        status = "fail" if report.errors else "warn"
+        summary = ", ".join(p for p in (_plural(report.errors, "error") if report.errors else "",
+                                        _plural(report.warnings, "warning")
+                                        if report.warnings else "") if p)
+    else:
+        status = "pass"
+        summary = f"passed all {len(report.completed)} checks" + \
+            (f" ({_plural(infos, 'info')})" if infos else "")
+    return {"tool": "napipatch", "status": status, "summary": summary, "url": "",
+            "details": json.dumps(details) if details else ""}
+
+
+def _forecast_entry(cells: dict[str, Cell]) -> dict:
+    counts = {s: sum(c.state == s for c in cells.values())
+              for s in ("fail", "warning", "unknown", "success")}
+    status = "fail" if counts["fail"] else "warn" if counts["warning"] or counts["unknown"] \
+        else "pass"
+    summary = "NIPA forecast: " + ", ".join(f"{n} {s}" for s, n in counts.items() if n)
+    details = [{"status": _STATUS[c.state], "context": name, "state": c.state,
+                "description": c.description} for name, c in cells.items()]
+    return {"tool": "napipatch-nipa", "status": status, "summary": summary, "url": "",
+            "details": json.dumps(details)}
+
+
+_ORDER = ("fail", "warning", "unknown", "success")
+
+
+def merged(forecast: list[dict[str, Cell]]) -> dict[str, Cell]:
+    """One cell per context for the whole run: the most severe patch's
+    (fail, warning, unknown, success), naming the patch when there are several."""
+    out: dict[str, Cell] = {}
+    for n, row in enumerate(forecast, 1):
+        for name, c in row.items():
+            have = out.get(name)
+            if have is None or _ORDER.index(c.state) < _ORDER.index(have.state):
+                where = f"patch {n}: " if len(forecast) > 1 and c.state != "success" else ""
+                out[name] = Cell(c.state, where + c.description)
+    return out
+
+
+def b4_review(report: Report, forecast: list[dict[str, Cell]]) -> list[dict]:
+    """b4's entries for a run (b4 gives one patch on stdin)."""
+    out = [_findings_entry(report)]
+    if forecast:
+        out.append(_forecast_entry(merged(forecast)))
+    return out
