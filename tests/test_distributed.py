@@ -190,8 +190,11 @@ def test_warnings_jobs_run_on_the_build_queue(cli, tmp_path, redis_url, workers,
     import json
     report = json.loads(cp.stdout)
     check = {c["id"]: c for c in report["checks"]}["build-32bit"]
-    assert check["status"] == "info" and check["patches"][0]["state"] == "success", check
-    assert "1 object at parent and patch" in check["patches"][0]["description"]
+    assert check["status"] == "info" and check["nipa"] == ["build_32bit"], check
+    assert report["series"]["patches"][0]["nipa"] == {
+        "build_32bit": {"state": "success", "description": "no findings (build-32bit)"}}
+    assert any("1 object built at parent and patch" in f["message"]
+               for f in report["findings"] if f["check"] == "build-32bit"), report["findings"]
     assert "received" in w.text() and "succeeded" in w.text()
     assert not (tmp_path / "nobuild").exists()  # the worker built, in its own build dir
 

@@ -89,6 +89,8 @@ def _drive(cfg, tree, series, base: Optional[str], fmt: str, plan: JobPlan,
     with _Progress() as prog:
         report = check_then_test(series, cfg, tree, check, base=base, use_cache=use_cache,
                                  plan=plan, progress=prog)
+    if not checks:
+        report.scope_forecast_to_results()
     sys.stdout.write(render_report(report, fmt, colour=fmt == "text" and sys.stdout.isatty()))
     finish(report, series.source or series.name)
 

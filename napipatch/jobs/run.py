@@ -98,14 +98,14 @@ def run_remotes(cfg, applied, names, jobs, report, executor) -> None:
 
 def add_split_result(report: Report, result: JobResult) -> None:
     """A warnings, cocci or htmldocs job: one check per id it reports under
-    (``build-w1`` and ``sparse`` from one build), each with its per-patch
-    states for the netdev CI forecast."""
-    states = result.data.get("checks") or {result.kind: []}
-    for check, patches in states.items():
+    (``build-w1`` and ``sparse`` from one build), each answering for the
+    NIPA test ``data["nipa"]`` names, as a static check's ``@check(nipa=)``."""
+    for check, context in (result.data.get("nipa") or {result.kind: None}).items():
         mine = [f for f in result.findings if f.check == check]
         status = "error" if result.status == "error" else status_of(mine)
         report.add(CheckResult(check, status, result.seconds,
-                               reason=result.data.get("reason", ""), patches=patches), mine)
+                               reason=result.data.get("reason", ""),
+                               nipa=(context,) if context else ()), mine)
 
 
 def run_warnings(cfg, applied, names, jobs, report, executor) -> None:

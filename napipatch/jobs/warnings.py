@@ -9,9 +9,11 @@ that only moved is not new, and one replaced by another is. An object the
 patch stops building is a build error on the patch.
 
 Results: findings (``build-w1``, ``sparse``, ``build-32bit``,
-``build-clang``) and, per check and patch, the state the netdev CI would
-give (success/warning/fail) with a one-line description, in
-``JobResult.data["checks"]`` (and the JSON report's checks).
+``build-clang``), each with what it means to the netdev CI's test
+(``Finding.nipa``: a new warning fails it, as NIPA's growing count does,
+though napipatch calls it a warning), and the NIPA test each check answers
+for (``data["nipa"]``); the report's NIPA forecast reads them like any
+check's.
 """
 
 from __future__ import annotations
@@ -86,7 +88,7 @@ class WarningsJob:
         gone = missing(cfg.tools())
         if gone:
             return could_not_run(cfg.checks, cfg.name, f"{cfg.check} could not run: "
-                                 f"{missing_line(gone)}", self.kind)
+                                 f"{missing_line(gone)}", self.kind, cfg.nipa)
         try:
             with WarnTree(self.repo, self.cache, progress, self.jobs) as wt:
                 wt.checkout(self.base)
@@ -95,7 +97,7 @@ class WarningsJob:
                 steps = self._walk(wt, cfg, plans, progress)
         except NapipatchError as exc:
             return could_not_run(cfg.checks, cfg.name, f"{cfg.check} could not run: {exc}",
-                                 self.kind)
+                                 self.kind, cfg.nipa)
         return _result(cfg, steps, plans, prep, round(time.monotonic() - t0, 1))
 
     def _walk(self, wt: WarnTree, cfg: WarnConfig, plans: list[PatchChanges], progress
@@ -201,11 +203,13 @@ def _group(diags: list[Diag], where: dict[int, str]) -> list[tuple[Diag, list[st
     return list(out.values())
 
 
-def could_not_run(checks, target: str, why: str, kind: str) -> JobResult:
-    """A job that found a tool or the tree missing: status error, never clean."""
+def could_not_run(checks, target: str, why: str, kind: str, nipa: str | None = None
+                  ) -> JobResult:
+    """A job that found a tool or the tree missing: status error, never
+    clean (its NIPA test, ``nipa``, is then unknown in the forecast)."""
     f = Finding(check=checks[0], severity=Severity.WARNING, patch=0, message=why)
     return JobResult(kind=kind, target=target, status="error", findings=[f],
-                     data={"checks": {c: [] for c in checks}, "reason": why})
+                     data={"nipa": {c: nipa for c in checks}, "reason": why})
 
 
 # ---------------------------------------------------------------- results
@@ -214,7 +218,6 @@ def _result(cfg: WarnConfig, steps: list[Step], plans: list[PatchChanges], prep:
     findings: list[Finding] = []
     for s in steps:
         findings += step_findings(cfg, s)
-    states = {c: [patch_state(cfg, c, s, pl) for s, pl in zip(steps, plans)] for c in cfg.checks}
     compiled = sum(len(s.objects) for s in steps)
     new = sum(len(s.new) for s in steps)
     errors = sum(len(s.broken) for s in steps)
@@ -230,7 +233,7 @@ def _result(cfg: WarnConfig, steps: list[Step], plans: list[PatchChanges], prep:
     status = "fail" if errors else "warn" if new else "pass"
     return JobResult(kind="warnings", target=cfg.name, status=status, findings=findings,
                      seconds=seconds,
-                     data={"config": cfg.name, "describe": cfg.describe, "checks": states,
+                     data={"config": cfg.name, "describe": cfg.describe,
                            "nipa": {c: cfg.nipa for c in cfg.checks}, "prepare_seconds": prep,
                            "patches": [s.to_json() for s in steps]})
 
@@ -246,7 +249,7 @@ def step_findings(cfg: WarnConfig, s: Step) -> list[Finding]:
             continue  # the same kernel-doc warning in every configuration: said once
         msg = ("kernel-doc: " if d.tool == "kdoc" else "") + d.message
         out.append(Finding(check=_check_of(cfg, d), severity=Severity.WARNING, patch=s.patch,
-                           file=d.file, line=d.line, message=msg,
+                           file=d.file, line=d.line, message=msg, nipa={cfg.nipa: "fail"},
                            hint=f"{cfg.describe}: {_objs(objs)}",
                            details="\n".join([d.text] + d.context)))
     for d, objs in s.broken:
@@ -255,14 +258,19 @@ def step_findings(cfg: WarnConfig, s: Step) -> list[Finding]:
                            message=f"does not build ({cfg.describe}): {d.message}",
                            hint=_objs(objs), details="\n".join([d.text] + d.context)))
     for o in s.still_broken:
+        # NIPA's count at a parent that does not build: not known here
         out.append(Finding(check=cfg.check, severity=Severity.INFO, patch=s.patch,
-                           message=f"{o} does not build at the parent either ({cfg.describe})"))
+                           message=f"{o} does not build at the parent either ({cfg.describe})",
+                           nipa={cfg.nipa: "unknown"}))
     for p in s.picks:
         what = "objects in the directory" if p.why.endswith("/") else ".c files see it"
         out.append(Finding(check=cfg.check, severity=Severity.INFO, patch=s.patch,
                            file=p.why.rstrip("/") if "," not in p.why else None,
                            message=f"{p.candidates} {what}; compiled {len(p.picked)} "
-                                   f"({cfg.name}): {_objs(p.picked)}"))
+                                   f"({cfg.name}): {_objs(p.picked)}",
+                           # NIPA builds them all: on a bounded pick its state is not known
+                           nipa={cfg.nipa: "unknown"} if len(p.picked) < p.candidates
+                           else None))
     return out
 
 
@@ -270,25 +278,3 @@ def _objs(objs: list[str]) -> str:
     if not objs:
         return "no object"
     return ", ".join(objs[:3]) + (f" and {len(objs) - 3} more" if len(objs) > 3 else "")
-
-
-def patch_state(cfg: WarnConfig, check: str, s: Step, pl: PatchChanges) -> dict:
-    """What the netdev CI would say for this patch: state + one line."""
-    if not pl.relevant:
-        return {"patch": s.patch, "state": "success", "nipa": cfg.nipa,
-                "description": "nothing to build: no C, header or build file changed"}
-    mine = [d for d, _o in s.new if _check_of(cfg, d) == check]
-    broken = [d for d, _o in s.broken] if check == cfg.check else []
-    n = len(s.objects)
-    before, after = s.counts.get("sparse" if check == "sparse" else "cc", (0, 0))
-    if broken:
-        state, what = "fail", f"{len(broken)} new build error{'s' * (len(broken) != 1)}"
-    elif mine:
-        state, what = "fail", f"{len(mine)} new warning{'s' * (len(mine) != 1)}"
-    elif s.still_broken and check == cfg.check:
-        state, what = "warning", f"{len(s.still_broken)} objects fail at the parent too"
-    else:
-        state, what = "success", "no new warnings"
-    return {"patch": s.patch, "state": state, "nipa": cfg.nipa,
-            "description": f"{what} ({cfg.describe}, {n} object{'s' * (n != 1)} at parent "
-                           f"and patch; warnings before {before}, after {after})"}

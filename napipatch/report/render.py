@@ -37,8 +37,7 @@ def to_data(report: Report) -> dict:
         "base_why": report.base_why,
         "findings": [f.to_json() for f in report.findings],
         "checks": [{"id": c.id, "status": c.status, "seconds": c.seconds,
-                    "cached": c.cached, "reason": c.reason, "nipa": list(c.nipa),
-                    **({"patches": c.patches} if c.patches else {})}
+                    "cached": c.cached, "reason": c.reason, "nipa": list(c.nipa)}
                    for c in report.checks],
         "summary": {"errors": report.errors, "warnings": report.warnings,
                     "infos": len(report.findings) - report.errors - report.warnings,
