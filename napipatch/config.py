@@ -80,6 +80,10 @@ class Config:
         "retries of a job that hit an infrastructure failure (host unreachable, disk full)")
     job_retry_delay: float = _key("napipatch.job-retry-delay", 30.0,
                                   "seconds between those retries")
+    warnings_objects: int = _key(
+        "napipatch.warnings-objects", 50,
+        "most objects `test warnings` compiles a patch for its headers and build files, "
+        "per configuration")
     # Every napipatch.* value as git gave it (per-target keys such as
     # napipatch.idpf.host live only here), and where each one came from.
     raw: dict = field(default_factory=dict)

@@ -23,6 +23,12 @@ $SUDO apt-get update -qq
 # - kmod: depmod for `make modules_install` (the idpf target's modules);
 # - udev and python3-yaml: in the vng guest (the host's root), nl_netdev's
 #   netdevsim helper runs `udevadm settle` and the tree's YNL CLI needs yaml.
+# - the netdev CI's build tests (`napipatch test warnings`): sparse for
+#   W=1 C=1, clang + lld + llvm for LLVM=1 (Debian 12's clang 14; 6.12 needs
+#   13.0.1), coccinelle for coccicheck and ocaml-nox for its OCaml-scripted
+#   semantic patches (spatch compiles them with ocamlopt), python3-sphinx for
+#   htmldocs. ARCH=i386 builds with the same gcc (-m32 needs no 32-bit libc:
+#   the kernel links none).
 # - codespell: its dictionary, for checkpatch --codespell as the netdev CI
 #   runs it (Debian 12 ships it as codespell_lib/data/dictionary.txt, where
 #   the checkpatch check looks; no /usr/share/codespell/dictionary.txt).
@@ -34,7 +40,8 @@ $SUDO apt-get install -y -q --no-install-recommends \
     libmailtools-perl libauthen-sasl-perl libemail-valid-perl libio-socket-ssl-perl \
     make gcc libc6-dev flex bison bc libelf-dev libssl-dev cpio dwarves ccache kmod \
     qemu-system-x86 busybox-static udev python3-yaml linux-source-6.12 public-inbox \
-    redis-server openssh-server openssh-client iproute2 ethtool iputils-ping >/dev/null
+    redis-server openssh-server openssh-client iproute2 ethtool iputils-ping \
+    sparse clang lld llvm coccinelle ocaml-nox python3-sphinx >/dev/null
 [ -x .venv/bin/python ] || python3 -m venv .venv
 .venv/bin/pip install -q --upgrade pip >/dev/null
 # distributed: Celery for the celery executor and workers; test: pytest and

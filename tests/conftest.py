@@ -27,7 +27,7 @@ TARBALL = Path("/usr/src/linux-source-6.12.tar.xz")
 # must carry the marker, so that `-m "not tree"` / `-m "not build"` really
 # leave out every test that needs the prepared kernel tree / builds kernels.
 # Collection fails otherwise: a forgotten marker cannot slip in unnoticed.
-REQUIRED_MARKERS = {"kernel_tree": "tree", "build_dir": "build"}
+REQUIRED_MARKERS = {"kernel_tree": "tree", "build_dir": "build"}  # warnings_tree uses both
 
 
 def _unmarked(items) -> list[str]:
@@ -169,6 +169,31 @@ def build_dir() -> Path:
              or Path.home() / ".cache" / "napipatch" / "build")
     d.mkdir(parents=True, exist_ok=True)
     return d
+
+
+@pytest.fixture(scope="session")
+def warnings_tree(build_dir, kernel_tree, base_commit) -> Path:
+    """build_dir with the kept tree of `napipatch test warnings` configured
+    (allmodconfig) and prepared at the base for the three configurations,
+    once per session (kept between runs: cold, about 2-4 min a configuration
+    on 2 cores). Tests then run the CLI with NAPIPATCH_BUILD_DIR=build_dir."""
+    from napipatch.jobs.warnconfigs import CONFIGS
+    from napipatch.jobs.warntree import WarnTree
+
+    old = os.environ.get("NAPIPATCH_BUILD_DIR")
+    os.environ["NAPIPATCH_BUILD_DIR"] = str(build_dir)
+    try:
+        with WarnTree(kernel_tree, build_dir) as wt:
+            wt.checkout(base_commit)
+            for cfg in CONFIGS.values():
+                wt.configure(cfg)
+                wt.prepare(cfg)
+    finally:
+        if old is None:
+            os.environ.pop("NAPIPATCH_BUILD_DIR")
+        else:
+            os.environ["NAPIPATCH_BUILD_DIR"] = old
+    return build_dir
 
 
 @pytest.fixture(scope="session")

@@ -170,6 +170,35 @@ def test_jobs_reach_only_workers_of_their_queue(tmp_path, redis_url, workers, ke
     res.revoke()
 
 
+def test_warnings_jobs_run_on_the_build_queue(cli, tmp_path, redis_url, workers, kernel_tree,
+                                              base_commit, warnings_tree):
+    """`napipatch test warnings` with the celery executor: the job goes to the
+    `build` queue, a worker serving it builds, the report comes back."""
+    from conftest import commit_files, edit, format_patch
+
+    gc = _gitconfig(tmp_path, redis_url)
+    w = Worker(tmp_path, gc, "build", warnings_tree, "w")
+    workers.append(w)
+    path = "drivers/net/dummy.c"
+    text = edit(kernel_tree, base_commit, path, "\tdev_kfree_skb(skb);\n",
+                "\tdev_kfree_skb(skb); /* napipatch */\n")
+    c = commit_files(kernel_tree, base_commit, {path: text}, "dummy: comment")
+    d = format_patch(kernel_tree, f"{base_commit}..{c}", tmp_path / "series")
+    cp = cli("test", "warnings", d, "--tree", kernel_tree, "--only", "32bit", "--format", "json",
+             env={"GIT_CONFIG_GLOBAL": str(gc), "NAPIPATCH_BUILD_DIR": str(tmp_path / "nobuild")})
+    assert cp.returncode == 0, (cp.stdout[-2000:], cp.stderr[-2000:], w.text()[-2000:])
+    import json
+    report = json.loads(cp.stdout)
+    check = {c["id"]: c for c in report["checks"]}["build-32bit"]
+    assert check["status"] == "info" and check["nipa"] == ["build_32bit"], check
+    assert report["series"]["patches"][0]["nipa"] == {
+        "build_32bit": {"state": "success", "description": "no findings (build-32bit)"}}
+    assert any("1 object built at parent and patch" in f["message"]
+               for f in report["findings"] if f["check"] == "build-32bit"), report["findings"]
+    assert "received" in w.text() and "succeeded" in w.text()
+    assert not (tmp_path / "nobuild").exists()  # the worker built, in its own build dir
+
+
 # ------------------------------------------------------------------ SSH target
 @pytest.fixture
 def sshd(tmp_path):

@@ -70,7 +70,7 @@ def test_a_diff_only_run_forecasts_success_only_where_it_knows(cli, tmp_path):
         assert row["kdoc"] == {"state": "unknown", "description": "not run: needs --tree"}
         assert row["apply"]["state"] == "unknown"
         assert row["build_clang"]["state"] == "unknown"
-        assert "does not build" in row["build_clang"]["description"]
+        assert "`napipatch test warnings` runs it" in row["build_clang"]["description"]
         assert row["ai-review"]["state"] == "unknown"
         assert row["tree_selection"] == {"state": "success",
                                          "description": "Clearly marked for net-next"}
@@ -187,6 +187,34 @@ def test_a_context_no_selected_check_answers_is_unknown():
     fc = forecast(r)
     assert fc[0]["checkpatch"].description == "not run here: checkpatch not selected"
     assert fc[0]["ai-review"].description == "an AI review service: napipatch does not run one"
+
+
+def test_build_contexts_come_from_the_warnings_jobs_and_a_sampled_header_is_unknown():
+    """`napipatch test warnings` answers the build tests through the same
+    CheckResult.nipa and Finding.nipa as any check: a new warning is NIPA's
+    fail; a header whose includers were only sampled leaves it unknown."""
+    w1 = ("build_allmodconfig_warn",)
+    checks = [CheckResult("build-w1", "warn", 9.0, nipa=w1),
+              CheckResult("sparse", "info", 9.0, nipa=w1),
+              CheckResult("build-clang", "info", 9.0, nipa=("build_clang",))]
+    findings = [
+        _f("build-w1", "warning", 1, {"build_allmodconfig_warn": "fail"}, "unused [-Wx]"),
+        _f("build-clang", "info", 2, {"build_clang": "unknown"},
+           "312 .c files see it; compiled 50 (clang): net/core/dev.o and 49 more"),
+        _f("build-clang", "info", 3, None, "1 .c files see it; compiled 1 (clang): a.o")]
+    r = _report(findings, checks)
+    r.scope_forecast_to_results()
+    fc = forecast(r)
+    assert [set(row) for row in fc] == [{"build_allmodconfig_warn", "build_clang"}] * 4
+    assert [row["build_allmodconfig_warn"].state for row in fc] == \
+        ["fail", "success", "success", "success"]
+    assert fc[0]["build_allmodconfig_warn"].description == "1 fail: f.c:3: [build-w1] unused [-Wx]"
+    assert [row["build_clang"].state for row in fc] == ["success", "unknown", "success", "success"]
+    assert fc[1]["build_clang"].description.startswith("build-clang: 312 .c files see it")
+    # without the jobs, `check`'s forecast says what would answer them
+    unrun = forecast(_report([], []))
+    assert unrun[0]["build_clang"].state == "unknown"
+    assert "`napipatch test warnings` runs it" in unrun[0]["build_clang"].description
 
 
 def test_a_finding_states_only_nipa_states():

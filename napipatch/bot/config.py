@@ -13,6 +13,7 @@ from pathlib import Path
 
 from napipatch import tomlconf
 from napipatch.jobs import targets as targetdata
+from napipatch.jobs.warnconfigs import WARNING_JOBS
 
 POLICIES = ("problems", "always")
 
@@ -41,6 +42,7 @@ class BotConfig:
     incomplete_after: float
     jobs: bool
     targets: list[str]  # empty: every target
+    warnings: list[str]  # `test warnings` jobs run with jobs (w1, 32bit, clang, cocci, htmldocs)
     tree_path: Path | None
     branches: dict[str, str]
     remote: str
@@ -106,7 +108,8 @@ SCHEMA = {
         "bot": _table({"interval": {**_SECONDS, "default": 60},
                        "incomplete_after": {**_SECONDS, "default": 900},
                        "jobs": {"type": "boolean", "default": False},
-                       "targets": {**_LIST, "default": []}}),  # empty: every target
+                       "targets": {**_LIST, "default": []},  # empty: every target
+                       "warnings": {**_LIST, "default": []}}),  # none by default
         "tree": _table({"path": {"type": "string"},
                         "branches": {"type": "object", "default": {},
                                      "additionalProperties": {"type": "string"}},
@@ -188,6 +191,10 @@ def _check_settings(path: Path, data: dict) -> None:
             raise tomlconf.error(path, ("bot", "targets", i), f"no such target {t!r} "
                                  f"(known: {', '.join(targetdata.names())})")
         targetdata.load(t)  # a broken target stops the bot now, not at its first job
+    for i, w in enumerate(_strings(bot["warnings"])):
+        if w not in WARNING_JOBS:
+            raise tomlconf.error(path, ("bot", "warnings", i), f"no such job {w!r} "
+                                 f"(known: {', '.join(WARNING_JOBS)})")
     _check_address(path, ("reply", "from"), reply["from"])
     for key in ("to", "cc"):
         for i, v in enumerate(_strings(reply[key])):
@@ -205,6 +212,7 @@ def _build(path: Path, base: Path, data: dict, inboxes: list[Inbox]) -> BotConfi
         incomplete_after=float(data["bot"]["incomplete_after"]),
         jobs=data["bot"]["jobs"],
         targets=_strings(data["bot"]["targets"]),
+        warnings=_strings(data["bot"]["warnings"]),
         tree_path=_under(base, tree["path"]) if tree.get("path") else None,
         branches=tree["branches"],
         remote=tree["remote"],

@@ -213,7 +213,8 @@ class Bot:
         if not self.cfg.jobs or choice.repo is None:
             return None
         names = self.cfg.targets or targetdata.names()
-        return JobPlan(builds=names, boots=[n for n in names if targetdata.load(n).boot is not None])
+        return JobPlan(builds=names, boots=[n for n in names if targetdata.load(n).boot is not None],
+                       warnings=self.cfg.warnings)
 
     def _report(self, s, head: dict, series: Series, report: Report, choice: trees.TreeChoice,
                 res: PassResult) -> None:

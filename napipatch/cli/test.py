@@ -1,4 +1,5 @@
-"""``napipatch test build|boot|remote|run``: build and boot jobs on the series' targets."""
+"""``napipatch test build|boot|remote|warnings|run``: build and boot jobs on the
+series' targets, and the netdev CI's build-warning tests."""
 
 from __future__ import annotations
 
@@ -25,6 +26,7 @@ from napipatch.errors import NapipatchError
 from napipatch.jobs import targets as targetsmod
 from napipatch.jobs.flow import JobPlan, check_then_test
 from napipatch.jobs.run import remote_targets
+from napipatch.jobs.warnconfigs import WARNING_JOBS
 from napipatch.report.render import render_report
 from napipatch.store.inputs import resolve
 
@@ -87,6 +89,8 @@ def _drive(cfg, tree, series, base: Optional[str], fmt: str, plan: JobPlan,
     with _Progress() as prog:
         report = check_then_test(series, cfg, tree, check, base=base, use_cache=use_cache,
                                  plan=plan, progress=prog)
+    if not checks:
+        report.scope_forecast_to_results()
     sys.stdout.write(render_report(report, fmt, colour=fmt == "text" and sys.stdout.isatty()))
     finish(report, series.source or series.name)
 
@@ -146,14 +150,32 @@ def remote_cmd(target: str = typer.Argument(..., help=TARGET_HELP), tree: Option
     _drive(cfg, tree, series, base, fmt, JobPlan(remotes=names, jobs=jobs))
 
 
+@test_app.command("warnings")
+def warnings_cmd(target: str = typer.Argument(..., help=TARGET_HELP), tree: Optional[Path] = _TREE,
+                 base: Optional[str] = BASE,
+                 only: Optional[list[str]] = typer.Option(None, "--only", help=f"Run only these (repeatable): {', '.join(WARNING_JOBS)}."),
+                 jobs: Optional[int] = _JOBS, fmt: str = FORMAT):
+    """New warnings per patch, as the netdev CI's build tests would see them: gcc
+    W=1 + sparse, i386 and clang allmodconfig on the objects each patch can change,
+    then coccinelle and the docs build on the touched files; exit 1 on build errors."""
+    names = list(dict.fromkeys(only)) if only else list(WARNING_JOBS)
+    for n in names:
+        if n not in WARNING_JOBS:
+            raise NapipatchError(n, f"unknown (known: {', '.join(WARNING_JOBS)})")
+    cfg, tree, series = _load(target, tree, fmt)
+    _drive(cfg, tree, series, base, fmt, JobPlan(warnings=names, jobs=jobs))
+
+
 @test_app.command("run")
 def run_cmd(target: str = typer.Argument(..., help=TARGET_HELP), tree: Optional[Path] = _TREE,
             base: Optional[str] = BASE, jobs: Optional[int] = _JOBS, fmt: str = FORMAT,
             timeout: Optional[float] = typer.Option(None, "--timeout", help="Boot timeout in seconds."),
-            no_cache: bool = typer.Option(False, "--no-cache", help="Ignore cached check results.")):
-    """Checks, then a build of every patch for every target, then the boots."""
+            no_cache: bool = typer.Option(False, "--no-cache", help="Ignore cached check results."),
+            warnings: bool = typer.Option(True, "--warnings/--no-warnings", help="Also the jobs of `test warnings` (the netdev CI's build tests).")):
+    """Checks, then a build of every patch for every target, the build warnings, then the boots."""
     cfg, tree, series = _load(target, tree, fmt)
     # Real hardware too where a host is configured (idpf over SSH).
     plan = JobPlan(builds=_targets(None), boots=_targets(None, bootable=True),
-                   remotes=remote_targets(cfg), jobs=jobs, timeout=timeout)
+                   remotes=remote_targets(cfg), jobs=jobs, timeout=timeout,
+                   warnings=list(WARNING_JOBS) if warnings else [])
     _drive(cfg, tree, series, base, fmt, plan, checks=True, use_cache=not no_cache)

@@ -68,10 +68,14 @@ class Dirs:
         return self.root / "logs"
 
 
-def dirs_for(repo: Path, target: Target, cache: Path) -> Dirs:
+def tree_key(repo: Path) -> str:
+    """The build root's directory name for a kernel tree (name + path hash)."""
     repo = Path(repo).resolve()
-    key = f"{repo.name}-{hashlib.sha256(str(repo).encode()).hexdigest()[:8]}"
-    return Dirs(build_root(cache) / key / target.name)
+    return f"{repo.name}-{hashlib.sha256(str(repo).encode()).hexdigest()[:8]}"
+
+
+def dirs_for(repo: Path, target: Target, cache: Path) -> Dirs:
+    return Dirs(build_root(cache) / tree_key(repo) / target.name)
 
 
 @dataclass(frozen=True)
@@ -102,6 +106,33 @@ class Step:
     config_lost: list[str] = field(default_factory=list)
 
 
+def checkout_worktree(repo: Path, src: Path, commit: str, progress: Progress) -> None:
+    """``src``, a detached worktree of ``repo``, at ``commit`` (created on
+    first use). The caller holds the lock of the directory holding ``src``."""
+    if not (src / ".git").exists():
+        progress(f"creating worktree {src} (a full checkout, ~30 s)")
+        gitutil.git(repo, "worktree", "prune", check=False)
+        if src.exists():
+            shutil.rmtree(src)
+        gitutil.git(repo, "worktree", "add", "--detach", "-f", str(src), commit)
+        return
+    # We hold this build directory's lock, so an index.lock here is left
+    # by a run that was killed mid-checkout (kill -9 of a worker): stale.
+    lock = gitutil.out(src, "rev-parse", "--git-path", "index.lock")
+    lock_path = Path(lock) if Path(lock).is_absolute() else src / lock
+    stale = lock_path.exists()
+    if stale:
+        progress(f"removing a stale {lock_path} (a killed run)")
+        lock_path.unlink()
+    cur = gitutil.git(src, "rev-parse", "HEAD", check=False).stdout.strip()
+    if stale:
+        # The killed checkout may have written only some files.
+        gitutil.git(src, "checkout", "--detach", "-f", "-q", commit)
+        gitutil.git(src, "reset", "-q", "--hard", commit)
+    elif cur != commit:
+        gitutil.git(src, "checkout", "--detach", "-f", "-q", commit)
+
+
 class Builder:
     """One persistent worktree + O= directory for (tree, target)."""
 
@@ -129,29 +160,7 @@ class Builder:
 
     # ------------------------------------------------------------- worktree
     def checkout(self, commit: str) -> None:
-        src = self.dirs.src
-        if not (src / ".git").exists():
-            self.progress(f"creating worktree {src} (a full checkout, ~30 s)")
-            gitutil.git(self.repo, "worktree", "prune", check=False)
-            if src.exists():
-                shutil.rmtree(src)
-            gitutil.git(self.repo, "worktree", "add", "--detach", "-f", str(src), commit)
-            return
-        # We hold this build directory's lock, so an index.lock here is left
-        # by a run that was killed mid-checkout (kill -9 of a worker): stale.
-        lock = gitutil.out(src, "rev-parse", "--git-path", "index.lock")
-        lock_path = Path(lock) if Path(lock).is_absolute() else src / lock
-        stale = lock_path.exists()
-        if stale:
-            self.progress(f"removing a stale {lock_path} (a killed run)")
-            lock_path.unlink()
-        cur = gitutil.git(src, "rev-parse", "HEAD", check=False).stdout.strip()
-        if stale:
-            # The killed checkout may have written only some files.
-            gitutil.git(src, "checkout", "--detach", "-f", "-q", commit)
-            gitutil.git(src, "reset", "-q", "--hard", commit)
-        elif cur != commit:
-            gitutil.git(src, "checkout", "--detach", "-f", "-q", commit)
+        checkout_worktree(self.repo, self.dirs.src, commit, self.progress)
 
     # --------------------------------------------------------------- config
     def make_cmd(self, *targets: str) -> list[str]:

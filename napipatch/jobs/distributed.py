@@ -3,7 +3,8 @@
 A bot that builds every netdev series patch by patch outgrows one machine,
 and idpf needs hosts with real hardware. ``CeleryExecutor`` sends each job
 to the queue named after its target (``virtio-net``, ``idpf``), so idpf
-jobs reach only workers started with ``--queues idpf``; ``napipatch
+jobs reach only workers started with ``--queues idpf``; the build-warning
+jobs (``warnings``, ``cocci``, ``htmldocs``) go to the ``build`` queue; ``napipatch
 worker`` runs them and hands back the same ``JobResult`` the local
 executor returns.
 
@@ -28,9 +29,12 @@ from pathlib import Path
 from typing import Any
 
 from napipatch.errors import NapipatchError
+from napipatch.jobs.cocci import CocciJob
+from napipatch.jobs.docs import DocsJob
 from napipatch.jobs.executor import JobResult, infra_result, is_infra
 from napipatch.jobs.kinds import BootJob, BuildJob
 from napipatch.jobs.remote import RemoteJob
+from napipatch.jobs.warnings import WarningsJob
 from napipatch.mails.mail import parse_message, split_mbox
 from napipatch.mails.series import Series
 from napipatch.report.findings import Finding, Severity
@@ -52,7 +56,9 @@ def _plain(value: Any) -> Any:
 
 
 def job_types() -> dict[str, type]:
-    return {"build": BuildJob, "boot": BootJob, "remote": RemoteJob}
+    return {"build": BuildJob, "boot": BootJob, "remote": RemoteJob,
+            # the build-warning jobs go to the "build" queue (their ``queue``)
+            "warnings": WarningsJob, "cocci": CocciJob, "htmldocs": DocsJob}
 
 
 def to_payload(job, patches: list[str] | None = None, base: str | None = None) -> dict:
@@ -171,7 +177,7 @@ class CeleryExecutor:
 
     def submit(self, job) -> JobResult:
         payload = to_payload(job, self.patches, self.base)
-        queue = payload["job"].get("target") or "default"
+        queue = payload["job"].get("queue") or payload["job"].get("target") or "default"
         self.progress(f"{queue}: {job.kind} job queued")
         res = self.app.send_task(TASK, args=[payload], queue=queue)
         try:

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from napipatch.jobs.run import executor_for, run_boots, run_builds, run_remotes
+from napipatch.jobs.run import executor_for, run_boots, run_builds, run_remotes, run_warnings
 from napipatch.mails.series import Series
 from napipatch.report.findings import Finding, Severity
 from napipatch.report.model import Report
@@ -36,6 +36,8 @@ class JobPlan:
         builds: targets whose every applied patch is built.
         boots: targets whose last applied patch is booted (QEMU).
         remotes: targets booted on their real host over SSH.
+        warnings: the netdev CI's build tests to run on every applied patch
+            (``warnconfigs.WARNING_JOBS``: w1, 32bit, clang, cocci, htmldocs).
         jobs: ``make -j``; None: ``napipatch.jobs``.
         timeout: seconds before a hung guest is killed; None: the target's.
     """
@@ -43,6 +45,7 @@ class JobPlan:
     builds: list[str] = field(default_factory=list)
     boots: list[str] = field(default_factory=list)
     remotes: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
     jobs: int | None = None
     timeout: float | None = None
 
@@ -69,17 +72,18 @@ def check_then_test(series: Series, config, tree: Path | None,
 
 def run_jobs(series: Series, config, applied: Applied, report: Report, plan: JobPlan,
              progress: Callable[[str], None] | None = None) -> None:
-    """The builds, then the boots, then the remote boots, through the
+    """The builds, the build-warning tests, then the boots, then the remote boots, through the
     executor napipatch.executor names; each result added to ``report``."""
     if applied.failure:
         report.findings.append(Finding(
             check="apply", severity=Severity.INFO, patch=applied.failure.patch,
             message=f"patches {applied.failure.patch}..{len(series.patches)} are not built "
                     "or booted: the series stops applying there"))
-    if not (plan.builds or plan.boots or plan.remotes):
+    if not (plan.builds or plan.boots or plan.remotes or plan.warnings):
         return
     jobs = plan.jobs or config.jobs
     ex = executor_for(config, progress or (lambda _msg: None), applied, series)
     run_builds(config, applied, plan.builds, jobs, report, ex)
+    run_warnings(config, applied, plan.warnings, jobs, report, ex)
     run_boots(config, applied, plan.boots, jobs, plan.timeout, report, ex)
     run_remotes(config, applied, plan.remotes, jobs, report, ex)

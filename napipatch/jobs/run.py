@@ -7,12 +7,16 @@ from __future__ import annotations
 
 from napipatch.errors import NapipatchError
 from napipatch.jobs import targets
+from napipatch.jobs.cocci import CocciJob
 from napipatch.jobs.distributed import CeleryExecutor, app_from_config
+from napipatch.jobs.docs import DocsJob
 from napipatch.jobs.executor import JobResult, LocalExecutor
 from napipatch.jobs.kinds import BootJob, BuildJob
 from napipatch.jobs.remote import RemoteHost, RemoteJob, host_dict
+from napipatch.jobs.warnconfigs import CONFIGS, WARNING_JOBS  # noqa: F401 - re-exported
+from napipatch.jobs.warnings import WarningsJob
 from napipatch.report.findings import Severity
-from napipatch.report.model import CheckResult, Report
+from napipatch.report.model import CheckResult, Report, status_of
 
 
 def executor_for(cfg, prog, applied, series):
@@ -90,3 +94,32 @@ def run_remotes(cfg, applied, names, jobs, report, executor) -> None:
         res = executor.submit(RemoteJob(repo=applied.repo, target=name, commit=tip, patch=0,
                                         cache=cfg.cache, host=host_dict(host), jobs=jobs))
         add_result(report, res)
+
+
+def add_split_result(report: Report, result: JobResult) -> None:
+    """A warnings, cocci or htmldocs job: one check per id it reports under
+    (``build-w1`` and ``sparse`` from one build), each answering for the
+    NIPA test ``data["nipa"]`` names, as a static check's ``@check(nipa=)``."""
+    for check, context in (result.data.get("nipa") or {result.kind: None}).items():
+        mine = [f for f in result.findings if f.check == check]
+        status = "error" if result.status == "error" else status_of(mine)
+        report.add(CheckResult(check, status, result.seconds,
+                               reason=result.data.get("reason", ""),
+                               nipa=(context,) if context else ()), mine)
+
+
+def run_warnings(cfg, applied, names, jobs, report, executor) -> None:
+    """New build warnings (NIPA's configurations), coccinelle and docs
+    warnings, for every patch that applied."""
+    if not applied.good:
+        return
+    for name in names:
+        if name in CONFIGS:
+            job = WarningsJob(repo=applied.repo, config=name, base=applied.base,
+                              commits=applied.good, cache=cfg.cache, jobs=jobs,
+                              limit=cfg.warnings_objects)
+        else:
+            kind = CocciJob if name == "cocci" else DocsJob
+            job = kind(repo=applied.repo, base=applied.base, commits=applied.good,
+                       cache=cfg.cache, jobs=jobs)
+        add_split_result(report, executor.submit(job))

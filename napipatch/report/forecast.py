@@ -14,7 +14,9 @@ selected, was skipped (no ``--tree``), or gave no result (crashed, timed
 out, could not run). A fail is certain even then; a warning is not.
 Where NIPA does not test a patch at all (no ``.py`` file for ``pylint``),
 the cell is NIPA's own success with NIPA's "skip" line. When the series
-does not apply, NIPA posts ``apply`` (fail) and runs nothing else.
+does not apply, NIPA posts ``apply`` (fail) and runs nothing else. A
+report of jobs alone forecasts only the contexts its jobs answer for
+(``Report.forecast_scope``).
 """
 
 from __future__ import annotations
@@ -155,6 +157,8 @@ def forecast(report: Report) -> list[dict[str, Cell]]:
         files = touched(mail)
         row = {}
         for ctx in CONTEXTS:
+            if report.forecast_scope is not None and ctx.name not in report.forecast_scope:
+                continue
             got = cell(report, ctx, n, files, stopped)
             if got is not None:
                 row[ctx.name] = got

@@ -80,6 +80,14 @@ class Report:
     # not (the engine's registry), so the forecast can tell "its check was
     # not selected" from "napipatch has no check for it".
     coverage: dict[str, list[str]] = field(default_factory=dict)
+    # Only these NIPA contexts are forecast (None: all). A report of jobs
+    # alone (`napipatch test warnings`) forecasts what its jobs answer, not
+    # twenty "not selected" rows.
+    forecast_scope: frozenset[str] | None = None
+
+    def scope_forecast_to_results(self) -> None:
+        """Forecast only the contexts this report's checks answer for."""
+        self.forecast_scope = frozenset(n for c in self.checks for n in c.nipa)
 
     @property
     def errors(self) -> int:

@@ -92,7 +92,7 @@ class Context:
             does not test the patch and posts success; "" when it tests.
         on_success: NIPA posts the context when it passes (``apply`` is
             posted only when the series does not apply).
-        answered: how the forecast answers it without a check ("" when a
+        answered: what answers it where no registered check does ("" when a
             check answers or nothing does).
     """
 
@@ -106,7 +106,14 @@ class Context:
     answered: str = ""
 
 
-_BUILD = "an allmodconfig build at the patch and its parent: `napipatch check` does not build"
+# The build tests are answered by `napipatch test warnings` (jobs.warnings),
+# whose checks are not in the registry: the note says so where they did not run.
+_BUILD = "an allmodconfig build at the patch and its parent: `napipatch test warnings` runs it"
+
+
+def _built(checks: str) -> str:
+    return f"`napipatch test warnings` ({checks}, on the objects each patch can change)"
+
 
 CONTEXTS: tuple[Context, ...] = (
     Context("apply", "series", "the series applies to the target tree; only posted when it "
@@ -126,11 +133,12 @@ CONTEXTS: tuple[Context, ...] = (
     Context("ai-review", "series", "an AI review of the series",
             note="an AI review service: napipatch does not run one"),
     Context("build_allmodconfig_warn", "patch", "allmodconfig W=1 C=1 (sparse): fail when "
-            "the build fails or the count of warning lines grows", note=_BUILD),
+            "the build fails or the count of warning lines grows", note=_BUILD,
+            answered=_built("build-w1, sparse")),
     Context("build_32bit", "patch", "ARCH=i386 allmodconfig W=1: fail when warnings grow",
-            note=_BUILD),
+            note=_BUILD, answered=_built("build-32bit")),
     Context("build_clang", "patch", "LLVM=1 allmodconfig W=1: fail when warnings grow",
-            note=_BUILD),
+            note=_BUILD, answered=_built("build-clang")),
     Context("build_clang_rust", "patch", "LLVM=1 allmodconfig with Rust, when a .rs file "
             "changes: fail when warnings grow",
             note="a Rust-enabled clang build of the whole tree: napipatch does not build Rust",

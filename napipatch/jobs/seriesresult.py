@@ -1,0 +1,36 @@
+"""The result of a check run once per series (coccinelle, the docs build):
+the tip's reports the base did not have, each put on the patch that wrote
+its line. NIPA runs both in its contest, not as patchwork tests, so they
+answer for no forecast context."""
+
+from __future__ import annotations
+
+from napipatch.jobs.attribute import Attributor
+from napipatch.jobs.executor import JobResult
+from napipatch.kernel.kbuildout import Diag, LineMap, new_against
+from napipatch.report.findings import Finding, Severity
+from napipatch.tree import gitutil
+
+
+def series_result(check: str, what: str, att: Attributor, before: list[Diag],
+                  after: list[Diag], files: list[str], seconds: float, summary: str,
+                  notes: list[str] | None = None) -> JobResult:
+    diff = gitutil.out(att.repo, "diff", "--no-renames", "-U0", att.base, att.tip, "--",
+                       *files) if files else ""
+    new = new_against(before, after, LineMap(diff))
+    findings: list[Finding] = []
+    for d in new:
+        n = att.patch_of(d.file, d.line)
+        findings.append(Finding(check=check, severity=Severity.WARNING, patch=n, file=d.file,
+                                line=d.line, message=d.message,
+                                hint=f"new against the base's {what} run of the same files",
+                                details=f"{d.file}:{d.line}: {d.message}"))
+    findings.append(Finding(check=check, severity=Severity.INFO, patch=0,
+                            message=f"{what}: {summary}, base against tip: {len(new)} new "
+                                    f"report{'s' * (len(new) != 1)}",
+                            details="\n".join(notes or [])))
+    return JobResult(kind=check, target=check, status="warn" if new else "pass",
+                     findings=findings, seconds=seconds,
+                     data={"nipa": {check: None},
+                           "files": files, "reports_before": len(before),
+                           "reports_after": len(after)})
