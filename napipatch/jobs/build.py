@@ -17,7 +17,6 @@ touched objects are rebuilt.
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import json
 import os
@@ -25,6 +24,7 @@ import re
 import shutil
 import subprocess
 import time
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -143,20 +143,18 @@ class Builder:
         self.dirs = dirs_for(self.repo, target, cache)
         self.jobs = jobs
         self.progress = progress or (lambda _msg: None)
-        self._lockf = None
+        self._held = ExitStack()
 
     # -------------------------------------------------------------- locking
     def __enter__(self):
         self.dirs.root.mkdir(parents=True, exist_ok=True)
-        self._lockf = open(self.dirs.root / "lock", "w")
-        fcntl.flock(self._lockf, fcntl.LOCK_EX)
+        self._held = ExitStack()
+        # held for a whole job, which may build for an hour: wait as long as it takes
+        self._held.enter_context(fileio.locked(self.dirs.root / "lock", timeout=None, remove=False))
         return self
 
     def __exit__(self, *exc):
-        if self._lockf:
-            fcntl.flock(self._lockf, fcntl.LOCK_UN)
-            self._lockf.close()
-            self._lockf = None
+        self._held.close()
 
     # ------------------------------------------------------------- worktree
     def checkout(self, commit: str) -> None:

@@ -31,7 +31,7 @@ from napipatch.jobs.build import build_root, tree_key
 from napipatch.jobs.executor import JobResult
 from napipatch.jobs.warnconfigs import missing, missing_line
 from napipatch.jobs.warnings import could_not_run
-from napipatch.jobs.seriesresult import series_result
+from napipatch.jobs.seriesresult import SeriesJob, series_result
 from napipatch.kernel.includers import kernel_file
 from napipatch.kernel.kbuildout import Diag
 from napipatch.tree import gitutil
@@ -48,18 +48,8 @@ _NOISE = re.compile(r": opportunity for str_|WARNING use flexible-array member i
 
 
 @dataclass
-class CocciJob:
-    repo: Path
-    base: str
-    commits: list[str]
-    cache: Path
-    jobs: int = 2
+class CocciJob(SeriesJob):
     kind: str = CHECK
-    queue: str = "build"
-
-    @property
-    def target(self) -> str:
-        return CHECK
 
     def run(self, progress) -> JobResult:
         t0 = time.monotonic()

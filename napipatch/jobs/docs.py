@@ -24,7 +24,7 @@ from pathlib import Path
 from napipatch.errors import NapipatchError
 from napipatch.jobs.attribute import Attributor
 from napipatch.jobs.executor import JobResult
-from napipatch.jobs.seriesresult import series_result
+from napipatch.jobs.seriesresult import SeriesJob, series_result
 from napipatch.jobs.warnconfigs import missing, missing_line
 from napipatch.jobs.warnings import could_not_run
 from napipatch.jobs.warntree import WarnTree
@@ -48,18 +48,8 @@ def sphinx_dir(path: str, exists) -> str | None:
 
 
 @dataclass
-class DocsJob:
-    repo: Path
-    base: str
-    commits: list[str]
-    cache: Path
-    jobs: int = 2
+class DocsJob(SeriesJob):
     kind: str = CHECK
-    queue: str = "build"
-
-    @property
-    def target(self) -> str:
-        return CHECK
 
     def run(self, progress) -> JobResult:
         t0 = time.monotonic()

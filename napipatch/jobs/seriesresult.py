@@ -5,11 +5,32 @@ answer for no forecast context."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from pathlib import Path
+
 from napipatch.jobs.attribute import Attributor
 from napipatch.jobs.executor import JobResult
 from napipatch.kernel.kbuildout import Diag, LineMap, new_against
 from napipatch.report.findings import Finding, Severity
 from napipatch.tree import gitutil
+
+
+@dataclass
+class SeriesJob:
+    """A job run once per series, base against tip, on the build queue;
+    ``kind`` (its check id) is set by each job."""
+
+    repo: Path
+    base: str
+    commits: list[str]
+    cache: Path
+    jobs: int = 2
+    kind: str = ""
+    queue: str = "build"
+
+    @property
+    def target(self) -> str:
+        return self.kind
 
 
 def series_result(check: str, what: str, att: Attributor, before: list[Diag],

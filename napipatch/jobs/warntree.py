@@ -17,15 +17,16 @@ with the same object at another commit.
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 import subprocess
 import time
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Callable
 
 from napipatch.errors import NapipatchError
+from napipatch.fileio import locked
 from napipatch.jobs.build import build_root, checkout_worktree, tree_key
 from napipatch.jobs.warnconfigs import ALLCONFIG, WarnConfig
 from napipatch.kernel import kbuildout
@@ -48,7 +49,7 @@ class WarnTree:
         self.progress = progress or (lambda _m: None)
         self.jobs = jobs
         self.head = ""
-        self._lockf = None
+        self._held = ExitStack()
         self._kbuild: dict[str, Kbuild] = {}
 
     @property
@@ -60,15 +61,13 @@ class WarnTree:
 
     def __enter__(self):
         self.root.mkdir(parents=True, exist_ok=True)
-        self._lockf = open(self.root / "lock", "w")
-        fcntl.flock(self._lockf, fcntl.LOCK_EX)
+        self._held = ExitStack()
+        # held for a whole job, which may build for an hour: wait as long as it takes
+        self._held.enter_context(locked(self.root / "lock", timeout=None, remove=False))
         return self
 
     def __exit__(self, *exc):
-        if self._lockf:
-            fcntl.flock(self._lockf, fcntl.LOCK_UN)
-            self._lockf.close()
-            self._lockf = None
+        self._held.close()
 
     # ------------------------------------------------------------ checkout
     def checkout(self, commit: str) -> None:
