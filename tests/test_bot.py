@@ -783,7 +783,9 @@ def test_bad_config_one_line(cli, tmp_path):
 def test_bot_with_jobs_reports_a_build_break(cli, tmp_path, inbox, kernel_tree, base_commit,
                                              build_dir):
     """bot.jobs: every patch is built (here for virtio-net) and the reply
-    carries the build error of the patch that broke it."""
+    carries the build error of the patch that broke it; bot.warnings runs
+    the netdev CI's i386 build on the objects the patch changes, which
+    blames the same patch."""
     text = edit(kernel_tree, base_commit, "net/core/dev.c", "#include <linux/uaccess.h>\n",
                 "#include <linux/uaccess.h>\nstatic int napipatch_bot_broken = ;\n")
     c = commit_files(kernel_tree, base_commit, {"net/core/dev.c": text},
@@ -794,7 +796,8 @@ def test_bot_with_jobs_reports_a_build_break(cli, tmp_path, inbox, kernel_tree, 
     cfg = write_config(tmp_path, str(inbox.dir), dry_run=True, tree=kernel_tree,
                        extra="", skip=("checkpatch", "callsites", "ynl", "kdoc", "cachelines"))
     cfg.write_text(cfg.read_text().replace("incomplete_after = 3600",
-                                           'incomplete_after = 3600\njobs = true\ntargets = ["virtio-net"]'))
+                                           'incomplete_after = 3600\njobs = true\ntargets = ["virtio-net"]'
+                                           '\nwarnings = ["32bit"]'))
     inbox.deliver(*[f.read_bytes().split(b"\n", 1)[1] for f in sorted(out.glob("*.patch"))])
     once(cli, cfg, env={"NAPIPATCH_BUILD_DIR": str(build_dir)})
     mails = sorted((tmp_path / "out").glob("*.eml"))
@@ -802,3 +805,4 @@ def test_bot_with_jobs_reports_a_build_break(cli, tmp_path, inbox, kernel_tree, 
     body = parsed(mails[0].read_bytes()).get_content()
     assert "does not build for virtio-net" in body
     assert "net/core/dev.c" in body
+    assert "[build-32bit] does not build (gcc ARCH=i386 allmodconfig W=1)" in body
