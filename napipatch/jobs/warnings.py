@@ -84,7 +84,7 @@ class WarningsJob:
                  for i, (p, c) in enumerate(zip(parents, self.commits))]
         if not any(pl.relevant for pl in plans):
             steps = [Step(pl.patch, pl.commit) for pl in plans]
-            return _result(cfg, steps, plans, 0.0, round(time.monotonic() - t0, 1))
+            return _result(cfg, steps, 0.0, round(time.monotonic() - t0, 1))
         gone = missing(cfg.tools())
         if gone:
             return could_not_run(cfg.checks, cfg.name, f"{cfg.check} could not run: "
@@ -98,7 +98,7 @@ class WarningsJob:
         except NapipatchError as exc:
             return could_not_run(cfg.checks, cfg.name, f"{cfg.check} could not run: {exc}",
                                  self.kind, cfg.nipa)
-        return _result(cfg, steps, plans, prep, round(time.monotonic() - t0, 1))
+        return _result(cfg, steps, prep, round(time.monotonic() - t0, 1))
 
     def _walk(self, wt: WarnTree, cfg: WarnConfig, plans: list[PatchChanges], progress
               ) -> list[Step]:
@@ -213,8 +213,7 @@ def could_not_run(checks, target: str, why: str, kind: str, nipa: str | None = N
 
 
 # ---------------------------------------------------------------- results
-def _result(cfg: WarnConfig, steps: list[Step], plans: list[PatchChanges], prep: float,
-            seconds: float) -> JobResult:
+def _result(cfg: WarnConfig, steps: list[Step], prep: float, seconds: float) -> JobResult:
     findings: list[Finding] = []
     for s in steps:
         findings += step_findings(cfg, s)
