@@ -241,6 +241,24 @@ def test_new_htmldocs_warning_only(warnings_run, kernel_tree, base_commit, tmp_p
     assert {c["id"]: c["status"] for c in report["checks"]}["htmldocs"] == "warn"
 
 
+def test_a_warning_that_replaced_another_is_new_here_and_success_for_nipa():
+    """NIPA compares counts: a new warning fails its build test only when
+    the patch's warning count grows; napipatch reports it either way."""
+    from napipatch.jobs.warnconfigs import CONFIGS
+    from napipatch.jobs.warnings import Step, step_findings
+    from napipatch.kernel.kbuildout import Diag
+
+    d = Diag("cc", "warning", DUMMY, 61, "unused variable 'b' [-Wunused-variable]")
+    grew = Step(1, "c1", new=[(d, ["drivers/net/dummy.o"])],
+                counts={"cc": (0, 1), "sparse": (0, 0)})
+    same = Step(2, "c2", new=[(d, ["drivers/net/dummy.o"])],
+                counts={"cc": (1, 1), "sparse": (0, 0)})
+    for step, state in ((grew, "fail"), (same, "success")):
+        found = [f for f in step_findings(CONFIGS["w1"], step) if f.severity.value == "warning"]
+        assert [(f.check, f.message, f.nipa) for f in found] == [
+            ("build-w1", d.message, {"build_allmodconfig_warn": state})]
+
+
 @pytest.mark.tree
 def test_missing_toolchain_is_one_line_naming_the_package(cli, kernel_tree, base_commit,
                                                           tmp_path):

@@ -10,8 +10,8 @@ patch stops building is a build error on the patch.
 
 Results: findings (``build-w1``, ``sparse``, ``build-32bit``,
 ``build-clang``), each with what it means to the netdev CI's test
-(``Finding.nipa``: a new warning fails it, as NIPA's growing count does,
-though napipatch calls it a warning), and the NIPA test each check answers
+(``Finding.nipa``: a new warning fails it when the patch's warning count
+grows, as NIPA's does, though napipatch calls it a warning), and the NIPA test each check answers
 for (``data["nipa"]``); the report's NIPA forecast reads them like any
 check's.
 """
@@ -241,14 +241,24 @@ def _check_of(cfg: WarnConfig, d: Diag) -> str:
     return "sparse" if d.tool == "sparse" else cfg.check
 
 
+def nipa_state(s: Step) -> str:
+    """What NIPA posts for this patch's new warnings: its build tests fail
+    when the count of warning lines grows, so a warning that replaced
+    another leaves NIPA at success, though napipatch still reports it."""
+    before = sum(b for b, _a in s.counts.values())
+    after = sum(a for _b, a in s.counts.values())
+    return "fail" if after > before else "success"
+
+
 def step_findings(cfg: WarnConfig, s: Step) -> list[Finding]:
     out: list[Finding] = []
+    nipa = {cfg.nipa: nipa_state(s)}
     for d, objs in s.new:
         if d.tool == "kdoc" and cfg.name != "w1":
             continue  # the same kernel-doc warning in every configuration: said once
         msg = ("kernel-doc: " if d.tool == "kdoc" else "") + d.message
         out.append(Finding(check=_check_of(cfg, d), severity=Severity.WARNING, patch=s.patch,
-                           file=d.file, line=d.line, message=msg, nipa={cfg.nipa: "fail"},
+                           file=d.file, line=d.line, message=msg, nipa=nipa,
                            hint=f"{cfg.describe}: {_objs(objs)}",
                            details="\n".join([d.text] + d.context)))
     for d, objs in s.broken:
