@@ -77,7 +77,7 @@ def run_all(name: str, runs: list[list[str]], cwd: Path, ok=(0, 1)) -> list[str]
     exe = tool(name)
     procs = [subprocess.Popen([exe, *args], cwd=cwd, stdin=subprocess.DEVNULL,
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                              errors="replace", env=_env(cwd)) for args in runs]
+                              errors="replace", env=lint_env(cwd)) for args in runs]
     outs = []
     try:
         for p in procs:
@@ -123,7 +123,7 @@ def deadline(seconds: float, name: str, what: str):
         signal.signal(signal.SIGALRM, old)
 
 
-def _env(scratch: Path) -> dict:
+def lint_env(scratch: Path) -> dict:
     # Each linter is given its config on the command line; the variables
     # that would point it at another (PYLINTRC, YAMLLINT_CONFIG_FILE,
     # SHELLCHECK_OPTS, RUFF_*) are dropped, and pylint keeps its

@@ -40,6 +40,7 @@ _ONE_LINE = re.compile(r"^(?:static )?(?!(?:__always_)?inline )(?:(?:unsigned|lo
        scope="patch",
        needs="diff",
        version=1,
+       files=("*.h",),
        nipa=("header_inline",))
 def run(ctx):
     for pf in ctx.diff:

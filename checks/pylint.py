@@ -40,13 +40,26 @@ Fix:
 from __future__ import annotations
 
 import json
+import os
 import posixpath
+import sys
 import tempfile
 from dataclasses import replace
 from pathlib import Path
 
 from napipatch.checks import check
-from napipatch.checks._lint import MAX_BYTES, Lint, changed, new_lints, run_all, write
+from napipatch.checks._lint import (
+    MAX_BYTES,
+    TIMEOUT,
+    Lint,
+    changed,
+    lint_env,
+    new_lints,
+    run_all,
+    tool,
+    write,
+)
+
 from napipatch.errors import NapipatchError
 from napipatch.tree import gitutil
 
@@ -70,6 +83,72 @@ def _modules(ctx, rev: str, root: Path, path: str) -> None:
 
 
 PRE = "__napipatch_pre"
+_WARM = "__napipatch_warm__.py"
+
+
+def warm(work: Path) -> None:
+    """The zygote's start: what every pylint run pays before it reads a
+    file (its imports, astroid's ``builtins``, isort), done once by
+    linting a file of one import with napipatch's own arguments."""
+    env = lint_env(work)   # as run_all gives the executable
+    os.environ.clear()
+    os.environ.update(env)
+    # sys.path as the executable starts with: its own directory first, not
+    # the directory napipatch was started in.
+    here = {"", os.getcwd()}
+    sys.path[:] = [str(Path(tool("pylint")).parent)] + [p for p in sys.path if p not in here]
+    # and its standard streams: astroid models ``sys`` from the live module,
+    # and the engine's may be a test's capture or Celery's logging proxy.
+    sys.stdout = open(1, "w", encoding="utf-8", errors="replace", closefd=False)
+    sys.stderr = open(2, "w", encoding="utf-8", errors="replace", closefd=False)
+    (work / "pylintrc").write_text("# napipatch: pylint's defaults\n")
+    (work / _WARM).write_text('"""Warm."""\nimport os\n\nprint(os.sep)\n')
+    serve((str(work), ["--rcfile=pylintrc", *ARGS, _WARM]))
+
+
+def serve(request: tuple[str, list[str]]) -> tuple[int, str]:
+    """In a child of the zygote: pylint run as ``pylint ARGS`` in the
+    directory given; (exit status, stdout)."""
+    from pylint.lint import Run
+
+    cwd, args = request
+    os.chdir(cwd)
+    # Redirected by file descriptor: sys.stdout stays the object it is in
+    # the executable, as astroid models ``sys`` from the live module
+    # (replacing it with a StringIO adds "StringIO has no 'buffer'" findings).
+    with tempfile.TemporaryFile() as out, open(os.devnull, "wb") as null:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os.dup2(out.fileno(), 1)
+        os.dup2(null.fileno(), 2)
+        try:
+            status = Run(list(args), exit=False).linter.msg_status
+        except SystemExit as exc:   # a usage error exits, as on the command line
+            status = exc.code if isinstance(exc.code, int) else 32
+        sys.stdout.flush()
+        out.seek(0)
+        return status, out.read().decode("utf-8", "replace")
+
+
+def _pylint(ctx, runs: list[list[str]], root: Path) -> list[str]:
+    """pylint's stdout for each argument list, run in ``root``: by the
+    engine's warm zygote, else (none, or pylint raised in it) by the
+    pylint executable, which says what went wrong as it would anyway."""
+    outs = []
+    for args in runs:
+        try:
+            got = ctx.ask((str(root), args), TIMEOUT)
+        except TimeoutError:
+            raise NapipatchError("pylint", f"still running after {TIMEOUT} s; stopped") from None
+        except RuntimeError:
+            got = None
+        if got is None:
+            return run_all("pylint", runs, root, ok=range(32))
+        status, out = got
+        if status not in range(32):
+            raise NapipatchError("pylint", f"exit status {status}")
+        outs.append(out)
+    return outs
 
 
 def parse(output: str, prefix: str) -> list[Lint]:
@@ -96,7 +175,7 @@ def _one_run(ctx, f, root: Path, full: bool) -> tuple[list[Lint], list[Lint]]:
     if f.pre is not None:
         write(root / "post", copy, f.pre)
         names.append(f"post/{copy}")
-    out = run_all("pylint", [["--rcfile=pylintrc", *ARGS, *names]], root, ok=range(32))[0]
+    out = _pylint(ctx, [["--rcfile=pylintrc", *ARGS, *names]], root)[0]
     both = parse(out, "post")
     stem = posixpath.basename(f.path)[:-3]
     before = [replace(x, file=f.path, message=x.message.replace(stem + PRE, stem))
@@ -122,8 +201,7 @@ def _lint(ctx, files, full: bool) -> tuple[list[Lint], list[Lint]]:
         todo = [s for s in ("pre", "post") if runs[s]]
         # One process per side: two copies of a module in one pylint run
         # would share astroid's cache by module name.
-        outs = run_all("pylint", [["--rcfile=pylintrc", *ARGS, *runs[s]] for s in todo],
-                       root, ok=range(32))
+        outs = _pylint(ctx, [["--rcfile=pylintrc", *ARGS, *runs[s]] for s in todo], root)
     got = dict(zip(todo, outs))
     return parse(got.get("pre", ""), "pre"), parse(got.get("post", ""), "post")
 
@@ -133,6 +211,8 @@ def _lint(ctx, files, full: bool) -> tuple[list[Lint], list[Lint]]:
        scope="patch",
        needs="diff",
        version=1,
+       files=("*.py",),
+       zygote=True,
        nipa=("pylint",),
        nipa_needs_tree=True)  # without it, import errors are not judged
 def run(ctx):

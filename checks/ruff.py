@@ -69,6 +69,7 @@ def parse(output: str, root: Path, side: str) -> list[Lint]:
        scope="patch",
        needs="diff",
        version=1,
+       files=("*.py",),
        nipa=("ruff",))
 def run(ctx):
     files, notes = changed(ctx, (".py",), "ruff")

@@ -213,6 +213,7 @@ def _listed(ctx, path: str, full: bool):
        scope="patch",
        needs="diff",
        version=1,
+       files=(ROOT + "*",),
        nipa=("check_selftest",))
 def run(ctx):
     full = ctx.tree is not None and ctx.applied

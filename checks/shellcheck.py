@@ -120,6 +120,7 @@ _SEVERITY = {"error": "error", "warning": "warning"}
        scope="patch",
        needs="diff",
        version=1,
+       files=("*.sh",),
        nipa=("shellcheck",))
 def run(ctx):
     files, notes = changed(ctx, (".sh",), "shellcheck")

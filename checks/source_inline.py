@@ -57,6 +57,7 @@ def _lines(ctx):
        scope="patch",
        needs="diff",
        version=1,
+       files=("*.c",),
        nipa=("source_inline",))
 def run(ctx):
     added, removed = _lines(ctx)

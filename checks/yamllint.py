@@ -98,6 +98,8 @@ def lint(ctx, path: str, text: str, where: str | None, config: str) -> list[Lint
        scope="patch",
        needs="diff",
        version=1,
+       files=("*.yaml",),
+       preload=("yamllint.linter", "yamllint.config"),
        nipa=("yamllint",),
        nipa_needs_tree=True)  # NIPA reads the tree's .yamllint
 def run(ctx):

@@ -158,3 +158,39 @@ def test_binary_and_huge_files_are_not_linted(cli, kernel_tree, base_commit, tmp
     assert [(f["severity"], f["message"]) for f in data["findings"]] == [
         ("info", f"pylint: {NET}/blob.py is a binary patch; not linted")]
     assert nipa_states(data, "pylint") == ["unknown"]
+
+
+def test_pylint_in_the_warm_zygote_says_what_the_executable_says(kernel_tree, base_commit,
+                                                                 tmp_path):
+    """The pylint check asks the engine's warm zygote instead of starting
+    pylint: on real files of the tree, the messages must be the
+    executable's, message for message (run-clang-tools.py reads
+    ``sys.stdout.buffer``: a zygote that swapped sys.stdout would say more)."""
+    import json
+
+    from napipatch.checks import pylint as check
+    from napipatch.checks._lint import run_all
+
+    from napipatch.engine import zygote
+
+    files = [f"{NET}/nl_netdev.py", f"{NET}/lib/py/utils.py", f"{NET}/lib/py/ksft.py",
+             "tools/net/ynl/lib/nlspec.py", "scripts/clang-tools/run-clang-tools.py",
+             "scripts/checkkconfigsymbols.py"]
+    (tmp_path / "pylintrc").write_text("# pylint's defaults\n")
+    for f in files:
+        dest = tmp_path / f
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        dest.write_text(git(kernel_tree, "show", f"{base_commit}:{f}"))
+    (tmp_path / "warm").mkdir()
+    pid = zygote.start("pylint", check.warm, check.serve, 120, tmp_path / "warm")
+    said = 0
+    try:
+        for f in files:
+            args = ["--rcfile=pylintrc", *check.ARGS, f]
+            _status, warm = zygote.ask("pylint", (str(tmp_path), args), 120)
+            cold = json.loads(run_all("pylint", [args], tmp_path, ok=range(32))[0])
+            assert json.loads(warm) == cold, f
+            said += len(cold)
+    finally:
+        zygote.stop("pylint", pid)
+    assert said > 20, "real files with real messages, not an empty comparison"

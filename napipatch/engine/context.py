@@ -25,6 +25,7 @@ from pathlib import Path
 from unidiff import PatchSet
 
 from napipatch.config import Config
+from napipatch.engine import zygote
 from napipatch.mails.hunks import parse_diff
 from napipatch.mails.mail import PatchMail
 from napipatch.mails.series import Series
@@ -201,9 +202,16 @@ class PatchContext:
     config: Config
     tree: TreeView | None = None
 
+    check_id: str = ""      # set in the unit's process: the check it runs
+
     @property
     def total(self) -> int:
         return len(self.series.patches)
+
+    def ask(self, request, timeout: float):
+        """The answer of this check's zygote (``@check(zygote=True)``) to
+        ``request``; None when there is none to ask: do the work here."""
+        return zygote.ask(self.check_id, request, timeout)
 
     @cached_property
     def diff(self) -> PatchSet:
@@ -245,9 +253,14 @@ class SeriesContext:
     patches: list[PatchContext]
     tree: TreeView | None = None
 
+    check_id: str = ""
+
     @property
     def base(self) -> str | None:
         return self.tree.applied.base if self.tree else None
+
+    def ask(self, request, timeout: float):
+        return zygote.ask(self.check_id, request, timeout)
 
     @property
     def tip(self) -> str | None:

@@ -8,7 +8,9 @@ it needs ("diff": runs from the mails alone and uses a tree when given;
 "tree": needs the patch applied in a tree), its version (part of the cache
 key: bump it when results change), and the NIPA tests it answers for
 (names from ``napipatch.report.nipa``; ``nipa_needs_tree`` when a "diff"
-check answers them only with a tree).
+check answers them only with a tree), the paths it reads (``files``: a
+patch touching none has no unit to run) and the modules its units share
+(``preload``).
 A "tree" check runs only on patches that applied, unless it says
 ``needs_applied=False`` (``apply`` itself).
 
@@ -23,9 +25,9 @@ from __future__ import annotations
 import importlib
 import pkgutil
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from types import ModuleType
-from typing import Callable
 
 import napipatch.checks
 from napipatch.checks import Declaration
@@ -51,6 +53,9 @@ class CheckInfo:
     nipa: tuple[str, ...] = ()
     fn: Callable | None = None   # None: the module's ``run``
     nipa_needs_tree: bool = False
+    files: tuple[str, ...] = ()
+    preload: tuple[str, ...] = ()
+    zygote: bool = False
 
     @property
     def fingerprint(self) -> str:
@@ -85,7 +90,7 @@ class Registry:
     broken: list[Broken]
 
 
-def problems(decl: Declaration, doc: str) -> list[str]:
+def problems(decl: Declaration, doc: str, module: ModuleType | None = None) -> list[str]:
     """What is wrong with one declaration and its module's docstring."""
     out = []
     if not _ID.match(decl.id):
@@ -102,7 +107,12 @@ def problems(decl: Declaration, doc: str) -> list[str]:
     if unknown:
         out.append(f"nipa: {', '.join(map(repr, unknown))} is no NIPA test "
                    "(napipatch/report/nipa.py lists them)")
-    missing = [s for s in SECTIONS if not re.search(rf"^{s}:\s*$", doc, re.M)]
+    for what, values in (("files", decl.files), ("preload", decl.preload)):
+        if not all(isinstance(v, str) and v for v in values):
+            out.append(f"{what} must be non-empty strings")
+    if decl.zygote and not all(callable(getattr(module, f, None)) for f in ("warm", "serve")):
+        out.append("zygote=True needs module functions warm() and serve(request)")
+    missing = [s for s in SECTIONS if not re.search(rf"^{s}:\s*$", doc, re.MULTILINE)]
     if missing:
         out.append(f"docstring lacks the section{'s' if len(missing) > 1 else ''} "
                    f"{', '.join(missing)}")
@@ -126,12 +136,13 @@ def _load_one(name: str) -> CheckInfo | Broken:
         return Broken(where, "declares no check (a run(ctx) decorated with @check(...))"
                       if not fns else f"declares {len(fns)} checks; one module, one check")
     decl = fns[0].declaration
-    bad = problems(decl, m.__doc__ or "")
+    bad = problems(decl, m.__doc__ or "", m)
     if bad:
         return Broken(where, "; ".join(bad))
     return CheckInfo(id=decl.id, summary=decl.summary, scope=decl.scope, needs=decl.needs,
                      version=decl.version, module=m, needs_applied=decl.needs_applied,
-                     nipa=decl.nipa, fn=fns[0], nipa_needs_tree=decl.nipa_needs_tree)
+                     nipa=decl.nipa, fn=fns[0], nipa_needs_tree=decl.nipa_needs_tree,
+                     files=decl.files, preload=decl.preload, zygote=decl.zygote)
 
 
 def load() -> Registry:

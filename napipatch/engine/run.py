@@ -16,7 +16,9 @@ other exception, or a process that dies, is a napipatch bug (``crashed``).
 from __future__ import annotations
 
 import contextlib
+import fnmatch
 import functools
+import importlib
 import shutil
 import tempfile
 import time
@@ -24,6 +26,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from napipatch.config import Config
+from napipatch.engine import zygote
 from napipatch.engine.cache import ResultCache, result_key
 from napipatch.engine.context import (
     ConfigView,
@@ -35,6 +38,8 @@ from napipatch.engine.context import (
 )
 from napipatch.engine.forked import Ended, run_forked
 from napipatch.engine.registry import Broken, CheckInfo, discover, load, select
+from napipatch.mails.hunks import parse_diff
+from napipatch.mails.mail import PatchMail
 from napipatch.mails.series import Series
 from napipatch.report.findings import Finding, Severity
 from napipatch.report.model import CheckResult, Report, status_of
@@ -46,6 +51,9 @@ from napipatch.tree.apply import apply_in_index
 # first: the long units start early and those sharing a one-time cost (a
 # grep of the base) do not all wait on it at once.
 _RANK = {"tree": 0, "scripts": 1, "build": 2, "diff": 3}
+# A larger diff is parsed only in the units' own processes, under their
+# deadline; the engine has none.
+_PARSE_HERE = 4 << 20
 
 
 def apply_series(series: Series, config: Config, tree: Path, base: str | None = None,
@@ -113,6 +121,80 @@ def _unapplied(unit: Unit) -> bool:
     return (not ctx.applied) if isinstance(ctx, PatchContext) else ctx.tip is None
 
 
+def _touched(ctx: PatchContext) -> set[str] | None:
+    """The paths ``ctx``'s patch touches, old and new names; None when that
+    cannot be told here (a diff too large or unreadable: its units run and
+    say why)."""
+    if len(ctx.mail.diff) > _PARSE_HERE:
+        return None
+    try:
+        return _paths(ctx.diff)   # parsed once, here: the forked units inherit it
+    except Exception:  # noqa: BLE001 - the units report it, each under its deadline
+        return None
+
+
+def _paths(diff) -> set[str]:
+    names = {p for pf in diff for p in (pf.path, pf.source_file, pf.target_file)}
+    return {p[2:] if p.startswith(("a/", "b/")) else p for p in names} - {"/dev/null"}
+
+
+def _reads(check: CheckInfo, paths: set[str] | None) -> bool:
+    """Whether ``check`` has something to read in a patch touching ``paths``
+    (None: not known, so it may)."""
+    return not check.files or paths is None or any(
+        fnmatch.fnmatchcase(p, pat) for p in paths for pat in check.files)
+
+
+def _nothing_to_read(unit: Unit) -> bool:
+    """The unit's check reads only some paths (``files``) and no patch of
+    the unit touches one: it would find nothing, so no process is started."""
+    if not unit.check.files:
+        return False
+    ctxs = [unit.ctx] if isinstance(unit.ctx, PatchContext) else unit.ctx.patches
+    return not any(_reads(unit.check, _touched(ctx)) for ctx in ctxs)
+
+
+def _mail_paths(mail: PatchMail) -> set[str] | None:
+    if len(mail.diff) > _PARSE_HERE:
+        return None
+    try:
+        return _paths(parse_diff(mail.diff))
+    except Exception:  # noqa: BLE001 - the units report it
+        return None
+
+
+@contextlib.contextmanager
+def _zygotes(checks: list[CheckInfo], series: Series, config: Config):
+    """The zygotes of the checks that will have work, warming while the
+    series is applied (one core is idle then); stopped when the run ends."""
+    want = [c for c in checks if c.zygote]
+    paths = [_mail_paths(m) for m in series.patches] if want else []
+    started = []
+    try:
+        for c in want:
+            if any(_reads(c, p) for p in paths):
+                config.cache.mkdir(parents=True, exist_ok=True)
+                work = Path(tempfile.mkdtemp(prefix=f"zygote-{c.id}-", dir=config.cache))
+                started.append((c.id, work, None))
+                pid = zygote.start(c.id, c.module.warm, c.module.serve,
+                                   config.check_timeout or 600, work)
+                started[-1] = (c.id, work, pid)
+        yield
+    finally:
+        for name, work, pid in started:
+            if pid:
+                zygote.stop(name, pid)
+            shutil.rmtree(work, ignore_errors=True)
+
+
+def _preload(checks: list[CheckInfo]) -> None:
+    """Import the modules the checks about to run share, once, before the
+    units fork (a module that is not there is the unit's own error)."""
+    for name in sorted({m for c in checks for m in c.preload}):
+        with contextlib.suppress(ImportError):
+            importlib.import_module(name)
+
+
 def _still_valid(inputs: list[list], view: TreeView | None, config: Config) -> bool:
     """Every input a cached result was made from still reads the same."""
     for kind, name, value in inputs:
@@ -131,6 +213,8 @@ def settled(unit: Unit, series: Series, view: TreeView | None, config: Config,
         return Outcome("skipped", [], False, 0.0, unit.skip)
     if _unapplied(unit):
         return Outcome("partial", [], True, 0.0)
+    if _nothing_to_read(unit):
+        return Outcome("ran", [], True, 0.0)
     t0 = time.monotonic()
     got = cache.get(_cache_key(unit, series, view))
     if got is not None and _still_valid(got[1], view, config):
@@ -152,6 +236,7 @@ def checked(unit: Unit) -> tuple[list[Finding], list[list]]:
     stamped with its id, and the inputs it read."""
     inputs = Inputs()
     _record_inputs(unit.ctx, inputs)
+    unit.ctx.check_id = unit.check.id   # this process's own copy: for ctx.ask
     got = [replace(f, check=unit.check.id) for f in (unit.check.run(unit.ctx) or [])]
     return got, inputs.items()
 
@@ -201,6 +286,7 @@ def run_units(units: list[Unit], series: Series, view: TreeView | None, config: 
     outcomes: list[Outcome | None] = [settled(u, series, view, config, cache) for u in units]
     todo = [i for i, o in enumerate(outcomes) if o is None]
     budget = config.check_timeout
+    _preload([units[i].check for i in todo])
 
     def store(k: int, ended: Ended) -> None:
         i = todo[k]
@@ -261,6 +347,13 @@ def run_checks(series: Series, config: Config, tree: Path | None = None,
     """
     registered = discover()
     checks = select(registered, only, skip)
+    with _zygotes(checks, series, config):
+        return _run_checks(series, config, registered, checks, tree, base, use_cache,
+                           progress, applied, branch, only)
+
+
+def _run_checks(series, config, registered, checks, tree, base, use_cache, progress,
+                applied, branch, only) -> Report:
     if applied is None and tree is not None:
         applied = apply_series(series, config, tree, base, use_cache)
     report = Report(series=series, tree=str(applied.repo) if applied else None,
