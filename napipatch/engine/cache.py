@@ -29,6 +29,11 @@ class ResultCache:
     def __init__(self, root: Path | None):
         self.root = root / "results" if root else None
 
+    @property
+    def enabled(self) -> bool:
+        """False under --no-cache: no key is worth computing."""
+        return self.root is not None
+
     def get(self, key: str) -> tuple[list[Finding], list[list]] | None:
         """(findings, inputs) stored under ``key``, or None."""
         if not self.root:
@@ -111,12 +116,22 @@ def source_closure(name: str, root: str = "napipatch") -> list[Path]:
         seen[mod] = path
         package = mod if path.name == "__init__.py" else mod.rpartition(".")[0]
         try:
-            tree = ast.parse(path.read_bytes())
-        except (OSError, SyntaxError, ValueError):
+            source = path.read_bytes()
+        except OSError:
             continue
-        todo += [m for m in _imported(tree, package)
+        todo += [m for m in _imports_of(source, package)
                  if (m == root or m.startswith(root + ".")) and m not in seen]
     return sorted(set(seen.values()))
+
+
+@functools.lru_cache(maxsize=1024)
+def _imports_of(source: bytes, package: str) -> frozenset[str]:
+    """What a module's source imports, parsed once per text: the closures
+    of the checks share most of their modules."""
+    try:
+        return frozenset(_imported(ast.parse(source), package))
+    except (SyntaxError, ValueError):
+        return frozenset()
 
 
 @functools.lru_cache(maxsize=None)

@@ -215,6 +215,8 @@ def settled(unit: Unit, series: Series, view: TreeView | None, config: Config,
         return Outcome("partial", [], True, 0.0)
     if _nothing_to_read(unit):
         return Outcome("ran", [], True, 0.0)
+    if not cache.enabled:
+        return None
     t0 = time.monotonic()
     got = cache.get(_cache_key(unit, series, view))
     if got is not None and _still_valid(got[1], view, config):
@@ -291,7 +293,7 @@ def run_units(units: list[Unit], series: Series, view: TreeView | None, config: 
     def store(k: int, ended: Ended) -> None:
         i = todo[k]
         outcomes[i] = outcome_of(units[i], ended, budget)
-        if ended.how == "ok":
+        if ended.how == "ok" and cache.enabled:
             cache.put(_cache_key(units[i], series, view), *ended.value)
 
     run_forked([functools.partial(checked, units[i]) for i in todo], max(1, config.jobs),
