@@ -9,13 +9,22 @@ series on a warm base. Both sides run in one invocation, interleaved
 (before, after, before, after ...), so load drift hits both:
 
 - **before**: napipatch at ``--before`` (main before the NIPA checks), a
-  ``git worktree add --detach`` of this repository, run by a venv of its
-  own whose site-packages points at this checkout's venv for the
-  dependencies (not at its editable install), with ``PYTHONPATH`` at the
-  old package laid out as pyproject's package-dir says;
-- **after**: this checkout.
+  ``git worktree add --detach`` of this repository;
+- **after**: this checkout, as it is on disk.
 
-Each side has its own cache directory, warmed once per series (the base's
+Both run the same way, so that only the code differs: ``python -m
+napipatch`` from a venv of the side's own whose site-packages points at
+this checkout's venv for the dependencies (not at its editable install,
+whose import hook costs every run 0.1-0.2 s), with ``PYTHONPATH`` at the
+side's package laid out as pyproject's package-dir says, and the linters
+found on ``PATH`` in this checkout's venv. (Up to stop 30 the after side
+ran the editable install's console script: 0.1-0.2 s against it.)
+
+Both sides' code is byte-compiled first (``compileall``): this machine
+sets PYTHONDONTWRITEBYTECODE, and a side without ``__pycache__`` would
+compile every module on every run (up to stop 30 the before side did,
+and looked 0.5-1 s slower than it is). Each side has its own cache
+directory, warmed once per series (the base's
 trusted scripts exported, as for any tree one works on), then every timed
 run is ``napipatch check DIR --tree T --format json --no-cache``: no
 result, grep or apply cache, the checks all run. The series are the
@@ -49,14 +58,19 @@ from measure import median, mib  # noqa: E402
 from static_checks import base_commit, git, machine, make_variant, store_series  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
-AFTER = [str(ROOT / ".venv" / "bin" / "napipatch")]
 
 
 def before_side(rev: str, work: Path) -> list[str]:
-    """napipatch at ``rev`` in a worktree, run by a venv of its own: its command."""
-    wt, venv, stage = work / "before", work / "before-venv", work / "before-path"
+    """napipatch at ``rev`` in a worktree: its command."""
+    wt = work / "before"
     if not wt.exists():
         git(ROOT, "worktree", "add", "--detach", "-f", str(wt), rev)
+    return staged(wt, "before", work)
+
+
+def staged(wt: Path, name: str, work: Path) -> list[str]:
+    """The command running the napipatch of checkout ``wt`` by a venv of its own."""
+    venv, stage = work / f"{name}-venv", work / f"{name}-path"
     if not (venv / "bin" / "python").exists():
         subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
         site = Path(sysconfig.get_paths(vars={"base": str(venv), "platbase": str(venv)})["purelib"])
@@ -78,13 +92,14 @@ def before_side(rev: str, work: Path) -> list[str]:
     cp = subprocess.run(cmd[:3] + ["-c", "import napipatch.checks as c; print(c.__file__)"],
                         capture_output=True, text=True, check=True, cwd=work)
     if not cp.stdout.startswith(str(stage)):
-        raise SystemExit(f"before side imports {cp.stdout.strip()}, not {stage}")
+        raise SystemExit(f"{name} side imports {cp.stdout.strip()}, not {stage}")
     return cmd
 
 
 def napipatch(cmd: list[str], target: Path, tree: Path, cache: Path, no_cache: bool = True) -> dict:
     args = cmd + ["check", str(target), "--tree", str(tree), "--format", "json"]
-    env = dict(os.environ, XDG_CACHE_HOME=str(cache), COLUMNS="200")
+    env = dict(os.environ, XDG_CACHE_HOME=str(cache), COLUMNS="200",
+               PATH=f"{ROOT / '.venv' / 'bin'}:{os.environ.get('PATH', '')}")
     # cwd: not this checkout, whose napipatch/ python -m would import first
     r = measure.run(args + (["--no-cache"] if no_cache else []), cwd=cache.parent, env=env)
     if r.rc not in (0, 1):
@@ -150,7 +165,13 @@ def main() -> int:
     work.mkdir(parents=True, exist_ok=True)
     tree = a.tree.expanduser().resolve()
     rev = git(ROOT, "rev-parse", "--short", a.before)
-    sides = {"before": before_side(rev, work), "after": AFTER}
+    sides = {"before": before_side(rev, work), "after": staged(ROOT, "after", work)}
+    # Both sides' code compiled, as an installed napipatch has it after its
+    # first run: under PYTHONDONTWRITEBYTECODE (this machine's environment)
+    # a side without __pycache__ compiles every module on every run.
+    for d in (work / "before", ROOT):
+        subprocess.run([sys.executable, "-m", "compileall", "-q", "-j", "0",
+                        str(d / "napipatch"), str(d / "checks")], check=True)
     print(f"machine: {machine()} (at start)\nbefore: {rev}; after: "
           f"{git(ROOT, 'rev-parse', '--short', 'HEAD')} (this checkout)", flush=True)
     v5 = store_series("threaded-busy-poll@v5")
