@@ -114,6 +114,7 @@ def test_units_with_nothing_to_read_start_no_process_and_a_zygote_serves_the_res
     assert sorted(int(p.read_text()) for p in seen.iterdir()) == sorted([4, *core]), \
         "no process for a unit with nothing to read"
     assert {c.id: c.status for c in report.checks} == {"py": "warn", "served": "warn"}
+    assert not any(c.cached for c in report.checks), "under --no-cache nothing is cached"
     assert zygote._CONTROL == {}
     assert [p.name for p in (tmp_path / "cache").iterdir()] == [], "its work dir is gone"
     _no_children()

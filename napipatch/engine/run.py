@@ -122,18 +122,20 @@ def _unapplied(unit: Unit) -> bool:
 
 
 def _touched(ctx: PatchContext) -> set[str] | None:
-    """The paths ``ctx``'s patch touches, old and new names; None when that
+    # ctx.diff: parsed once, here; the forked units inherit it
+    return _diff_paths(ctx.mail, lambda: ctx.diff)
+
+
+def _diff_paths(mail: PatchMail, parse) -> set[str] | None:
+    """The paths ``mail``'s patch touches, old and new names; None when that
     cannot be told here (a diff too large or unreadable: its units run and
-    say why)."""
-    if len(ctx.mail.diff) > _PARSE_HERE:
+    say why, each under its deadline)."""
+    if len(mail.diff) > _PARSE_HERE:
         return None
     try:
-        return _paths(ctx.diff)   # parsed once, here: the forked units inherit it
-    except Exception:  # noqa: BLE001 - the units report it, each under its deadline
+        diff = parse()
+    except Exception:  # noqa: BLE001 - the units report it
         return None
-
-
-def _paths(diff) -> set[str]:
     names = {p for pf in diff for p in (pf.path, pf.source_file, pf.target_file)}
     return {p[2:] if p.startswith(("a/", "b/")) else p for p in names} - {"/dev/null"}
 
@@ -154,21 +156,13 @@ def _nothing_to_read(unit: Unit) -> bool:
     return not any(_reads(unit.check, _touched(ctx)) for ctx in ctxs)
 
 
-def _mail_paths(mail: PatchMail) -> set[str] | None:
-    if len(mail.diff) > _PARSE_HERE:
-        return None
-    try:
-        return _paths(parse_diff(mail.diff))
-    except Exception:  # noqa: BLE001 - the units report it
-        return None
-
-
 @contextlib.contextmanager
 def _zygotes(checks: list[CheckInfo], series: Series, config: Config):
     """The zygotes of the checks that will have work, warming while the
     series is applied (one core is idle then); stopped when the run ends."""
     want = [c for c in checks if c.zygote]
-    paths = [_mail_paths(m) for m in series.patches] if want else []
+    paths = [_diff_paths(m, lambda m=m: parse_diff(m.diff)) for m in series.patches] \
+        if want else []
     started = []
     try:
         for c in want:
@@ -214,7 +208,8 @@ def settled(unit: Unit, series: Series, view: TreeView | None, config: Config,
     if _unapplied(unit):
         return Outcome("partial", [], True, 0.0)
     if _nothing_to_read(unit):
-        return Outcome("ran", [], True, 0.0)
+        # "cached" as for a patch that did not apply: nothing ran anew
+        return Outcome("ran", [], cache.enabled, 0.0)
     if not cache.enabled:
         return None
     t0 = time.monotonic()
@@ -350,21 +345,35 @@ def run_checks(series: Series, config: Config, tree: Path | None = None,
     registered = discover()
     checks = select(registered, only, skip)
     with _zygotes(checks, series, config):
-        return _run_checks(series, config, registered, checks, tree, base, use_cache,
-                           progress, applied, branch, only)
-
-
-def _run_checks(series, config, registered, checks, tree, base, use_cache, progress,
-                applied, branch, only) -> Report:
-    if applied is None and tree is not None:
-        applied = apply_series(series, config, tree, base, use_cache)
+        if applied is None and tree is not None:
+            applied = apply_series(series, config, tree, base, use_cache)
+        units, outcomes = _run_all(series, config, checks, applied, use_cache, branch or base)
     report = Report(series=series, tree=str(applied.repo) if applied else None,
                     base=applied.base if applied else None,
                     base_why=applied.base_why if applied else "no tree",
                     coverage=coverage(registered.values()))
+    said: set[tuple[int, str]] = set()
+    for check in checks:
+        mine = [o for u, o in zip(units, outcomes) if u.check is check]
+        result = result_of(check, mine)
+        if check.nipa_needs_tree and applied is None:
+            result.nipa_unknown = "needs --tree"  # for NIPA's rule
+        report.add(result, unique(_once(mine, said)))
+        if progress:
+            progress(result)
+    for b in ([] if only else load().broken):
+        report.add(*_broken_result(b))
+    report.findings.sort(key=lambda f: f.sort_key)
+    return report
+
+
+def _run_all(series: Series, config: Config, checks: list[CheckInfo], applied: Applied | None,
+             use_cache: bool, branch: str | None) -> tuple[list[Unit], list[Outcome]]:
+    """Every unit of ``checks`` on ``series`` (on the ``applied`` commits
+    when there are some) and its outcome."""
     with _scratch(config, use_cache or applied is None) as scratch:
         view = TreeView(repo=applied.repo, applied=applied, config=config, use_cache=use_cache,
-                        branch_name=branch or base, scratch=scratch) \
+                        branch_name=branch, scratch=scratch) \
             if applied is not None else None
         pctx = [PatchContext(series=series, n=i, mail=m, config=config, tree=view)
                 for i, m in enumerate(series.patches, 1)]
@@ -374,24 +383,11 @@ def _run_checks(series, config, registered, checks, tree, base, use_cache, progr
             if view is not None and any(u.ctx is not None for u in units):
                 # Exported once here, before the units fork, so they share it.
                 view.scripts  # noqa: B018
-            outcomes = run_units(units, series, view, config,
-                                 ResultCache(config.cache if use_cache else None))
+            return units, run_units(units, series, view, config,
+                                    ResultCache(config.cache if use_cache else None))
         finally:
             if view:
                 view.close()
-    said: set[tuple[int, str]] = set()
-    for check in checks:
-        mine = [o for u, o in zip(units, outcomes) if u.check is check]
-        result = result_of(check, mine)
-        if check.nipa_needs_tree and view is None:
-            result.nipa_unknown = "needs --tree"  # for NIPA's rule
-        report.add(result, unique(_once(mine, said)))
-        if progress:
-            progress(result)
-    for b in ([] if only else load().broken):
-        report.add(*_broken_result(b))
-    report.findings.sort(key=lambda f: f.sort_key)
-    return report
 
 
 def coverage(checks) -> dict[str, list[str]]:
