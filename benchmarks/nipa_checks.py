@@ -17,12 +17,12 @@ napipatch`` from a venv of the side's own whose site-packages points at
 this checkout's venv for the dependencies (not at its editable install,
 whose import hook costs every run 0.1-0.2 s), with ``PYTHONPATH`` at the
 side's package laid out as pyproject's package-dir says, and the linters
-found on ``PATH`` in this checkout's venv. (Up to stop 30 the after side
+found on ``PATH`` in this checkout's venv. (Before e8f3fdd the after side
 ran the editable install's console script: 0.1-0.2 s against it.)
 
 Both sides' code is byte-compiled first (``compileall``): this machine
 sets PYTHONDONTWRITEBYTECODE, and a side without ``__pycache__`` would
-compile every module on every run (up to stop 30 the before side did,
+compile every module on every run (before e8f3fdd the before side did,
 and looked 0.5-1 s slower than it is). Each side has its own cache
 directory, warmed once per series (the base's
 trusted scripts exported, as for any tree one works on), then every timed
