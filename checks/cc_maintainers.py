@@ -69,12 +69,12 @@ import email.utils
 from napipatch.checks import check
 from napipatch.kernel.maintainers import (
     FIXES,
-    addresses,
     aliases,
     recipients,
     run_get_maintainer,
     tree_data,
 )
+from napipatch.mails.addresses import addresses
 
 # Addresses NIPA never asks for: LKML (not expected on everything) and
 # David Miller (listed for net, no longer required on Cc).

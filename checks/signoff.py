@@ -37,6 +37,7 @@ from __future__ import annotations
 import email.utils
 
 from napipatch.checks import check
+from napipatch.mails.addresses import readable
 
 
 def _signers(trailers) -> list[tuple[str, str]]:
@@ -65,7 +66,7 @@ def run(ctx):
     mail = ctx.mail
     signers = _signers(mail.trailers)
     a_name, a_addr = mail.commit_author
-    author = email.utils.formataddr((a_name, a_addr))
+    author = readable(a_name, a_addr)
     if not signers:
         yield ctx.finding("error", "no Signed-off-by", hint="git commit -s --amend")
         return

@@ -297,7 +297,7 @@ LAYERS: dict[str, set[str]] = {
     "config": {"errors"},
     "mails": FOUNDATION,
     "tree": {"mails"} | FOUNDATION,
-    "kernel": {"tree"} | FOUNDATION,
+    "kernel": {"tree", "mails"} | FOUNDATION,
     "report": {"mails"} | FOUNDATION,
     "checks": {"kernel", "tree", "mails", "report"} | FOUNDATION,
     "engine": {"checks", "kernel", "tree", "mails", "report", "config"} | FOUNDATION,

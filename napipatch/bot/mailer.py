@@ -18,38 +18,27 @@ import smtplib
 import socket
 import ssl
 import time
-import unicodedata
 from dataclasses import dataclass
 from email.message import EmailMessage
 from pathlib import Path
 
 from napipatch import fileio
 from napipatch.bot.config import BotConfig
+from napipatch.mails.addresses import header, one_line
 
 _ADDR = re.compile(r"^[^@\s<>()\[\],;:\"\\]+@[A-Za-z0-9.-]+\.?[A-Za-z0-9-]*$")
 _MSGID = re.compile(r"^[^<>\s\"\\]+$")
 
 
-def sanitize(value: str | None, limit: int = 400) -> str:
-    """One line of printable text: control/format chars and line separators -> space."""
-    out = []
-    for ch in str(value or ""):
-        cat = unicodedata.category(ch)
-        out.append(" " if cat in ("Cc", "Zl", "Zp") or ch in "\u0085" else ch)
-    text = " ".join("".join(out).split())
-    return text[:limit]
-
-
 def address(name: str | None, addr: str | None) -> str | None:
-    """``Name <addr>`` from sanitized parts, or None when addr is not an address."""
-    a = sanitize(addr, 254)
-    if not _ADDR.match(a):
-        return None
-    return email.utils.formataddr((sanitize(name, 120), a))
+    """``Name <addr>`` for a header, or None when addr is not an address
+    (or not ASCII: the bot's SMTP speaks no SMTPUTF8)."""
+    a = one_line(addr, 254)
+    return header(name, a) if _ADDR.match(a) else None
 
 
 def parse_address(text: str) -> str | None:
-    name, addr = email.utils.parseaddr(sanitize(text))
+    name, addr = email.utils.parseaddr(one_line(text))
     return address(name, addr)
 
 
@@ -79,22 +68,22 @@ def build(cfg: BotConfig, *, subject: str, in_reply_to: str, references: list[st
         msg["To"] = ", ".join(to)
     if cc:
         msg["Cc"] = ", ".join(cc)
-    subj = sanitize(subject, 900)
+    subj = one_line(subject, 900)
     msg["Subject"] = subj if re.match(r"(?i)^re:", subj) else f"Re: {subj}"
     msg["Date"] = email.utils.formatdate(localtime=False)
     msgid = email.utils.make_msgid("napipatch-bot", domain=sender.rpartition("@")[2] or "localhost")
     msg["Message-ID"] = msgid
-    irt = sanitize(in_reply_to)
+    irt = one_line(in_reply_to)
     if irt and _MSGID.match(irt):
         msg["In-Reply-To"] = f"<{irt}>"
-    refs = [r for r in (sanitize(x) for x in references + [in_reply_to]) if r and _MSGID.match(r)]
+    refs = [r for r in (one_line(x) for x in references + [in_reply_to]) if r and _MSGID.match(r)]
     refs = list(dict.fromkeys(refs))
     if refs:
         msg["References"] = " ".join(f"<{r}>" for r in refs)
     msg["Auto-Submitted"] = "auto-generated"
     msg["X-Mailer"] = "napipatch-bot"
     for k, v in (extra_headers or {}).items():
-        msg[k] = sanitize(v)
+        msg[k] = one_line(v)
     # Plain 8bit text, as list mail is read (quoted-printable only for
     # lines SMTP cannot carry).
     long_lines = any(len(line) > 900 for line in body.splitlines())

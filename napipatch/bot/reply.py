@@ -21,6 +21,7 @@ from napipatch.bot.assemble import Group, row_dict
 from napipatch.bot.config import BotConfig
 from napipatch.bot.state import State
 from napipatch.bot.trees import TreeChoice
+from napipatch.mails.addresses import one_line
 from napipatch.mails.series import Series
 from napipatch.report.model import Report
 from napipatch.report.render import to_data
@@ -55,7 +56,7 @@ def series_note(report: Report) -> str:
 
 def not_run(report: Report) -> list[str]:
     """``checkpatch: timed out (ran past 600 s)``, one per check or job with no result."""
-    return [f"{c.id}: {_NO_RESULT[c.status]}" + (f" ({mailer.sanitize(c.reason)})" if c.reason
+    return [f"{c.id}: {_NO_RESULT[c.status]}" + (f" ({one_line(c.reason)})" if c.reason
                                                   else "")
             for c in report.incomplete]
 
@@ -72,8 +73,8 @@ def reproduce(series: Series, report: Report, source: str) -> list[str]:
 
 
 def hi(name: str | None, addr: str | None) -> str:
-    name = mailer.sanitize(name)
-    return name.split()[0] if name else (mailer.sanitize(addr) or "there")
+    name = one_line(name)
+    return name.split()[0] if name else (one_line(addr) or "there")
 
 
 def _patches(series: Series, findings: list[dict]) -> list[dict]:
@@ -92,7 +93,7 @@ def _patches(series: Series, findings: list[dict]) -> list[dict]:
             continue
         out.append({
             "label": "SERIES" if n == 0 else f"PATCH {n}/{total}",
-            "subject": mailer.sanitize(mail.subject.raw if mail else series.title),
+            "subject": one_line(mail.subject.raw if mail else series.title),
             "findings": [dict(f, where=where(f)) for f in fs],
         })
     return out
@@ -111,7 +112,7 @@ def report_body(cfg: BotConfig, s, prev, series: Series, report: Report,
     return render("bot-reply.j2", kind="report", r=data,
                   hi=hi(series.head.author_name, series.head.author_email),
                   verdict=verdict(report), tree_label=choice.label, url=url, base=base,
-                  subject=mailer.sanitize(series.head.subject.raw), previous=previous,
+                  subject=one_line(series.head.subject.raw), previous=previous,
                   ran=[f"{c['id']} ({c['status']})" for c in data["checks"]
                        if c["status"] != "skipped"],
                   skipped=[f"{c['id']} ({c['reason']})" for c in data["checks"]
@@ -131,8 +132,8 @@ def incomplete_body(cfg: BotConfig, g: Group) -> tuple[str, list[str]]:
     body = render("bot-reply.j2", kind="incomplete", hi=hi(head["author_name"], head["author_email"]),
                   inbox=head["inbox"], missing=missing,
                   waited=f"{mins:g} minute{'s' if mins != 1 else ''}",
-                  subject=mailer.sanitize(head["subject"]),
-                  present=[mailer.sanitize(m["subject"]) for _i, m in sorted(g.members.items())],
+                  subject=one_line(head["subject"]),
+                  present=[one_line(m["subject"]) for _i, m in sorted(g.members.items())],
                   bot_version=napipatch_version)
     return body, missing
 

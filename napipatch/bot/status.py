@@ -7,8 +7,8 @@ replies.
 
 from __future__ import annotations
 
-from napipatch.bot import mailer
 from napipatch.bot.state import State
+from napipatch.mails.addresses import one_line
 
 
 def lines(state: State) -> list[str]:
@@ -22,7 +22,7 @@ def lines(state: State) -> list[str]:
         have = state.patches_present(s["id"])
         counts = (f" {s['errors']}E/{s['warnings']}W" if s["errors"] is not None else "")
         out.append(f"series #{s['id']} {s['state']:10} v{s['version']} {have}/{s['total']} "
-                   f"{mailer.sanitize(s['title'], 70)!r} by {s['author_email']}{prev}{counts}"
+                   f"{one_line(s['title'], 70)!r} by {s['author_email']}{prev}{counts}"
                    + (f" -- {s['note']}" if s["note"] else ""))
         for r in state.replies_of(s["id"]):
             out.append(f"  reply {r['kind']} <{r['msgid']}> {r['state']}"

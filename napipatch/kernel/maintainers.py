@@ -26,7 +26,6 @@ to.
 from __future__ import annotations
 
 import bisect
-import email.utils
 import os
 import re
 import subprocess
@@ -36,6 +35,7 @@ from functools import cached_property
 from pathlib import Path
 
 from napipatch.errors import NapipatchError
+from napipatch.mails.addresses import address_of, dedupe, split_addresses
 from napipatch.tree import gitutil
 from napipatch.tree.trusted import scripts_root
 
@@ -51,67 +51,6 @@ _PATCH_PATHS = re.compile(r"^(?:diff --git a/(\S+) b/(\S+)|(?:\+\+\+|---)\s+(\S+
 # The lines get_maintainer.pl looks up a commit for (its --fixes).
 FIXES = re.compile(r"^Fixes:\s+([0-9a-fA-F]{6,40})", re.M)
 _LITERAL = re.compile(r"[A-Za-z0-9_/,~=@%#:!<>'\" -]*")
-
-
-def clean_address(value: str) -> str:
-    """Text fit for a header: CR and LF removed, runs of white space joined."""
-    return " ".join(str(value).replace("\r", " ").replace("\n", " ").split())
-
-
-def _getaddresses(value: str) -> list[tuple[str, str]]:
-    """(name, address) pairs of an address list, parsed leniently.
-
-    Debian 12's Python (3.11.2-6+deb12u9, the CVE-2023-27043 fix) parses
-    strictly and gives nothing at all for a list with one malformed entry,
-    so a good address next to junk would be lost; the lenient parse keeps
-    it, and split_addresses drops the junk. Older Pythons have no
-    ``strict`` and are lenient already.
-    """
-    try:
-        return email.utils.getaddresses([value], strict=False)
-    except TypeError:
-        return email.utils.getaddresses([value])
-
-
-def split_addresses(value: str) -> list[str]:
-    """``Name <addr>`` entries of an address list, CR/LF stripped, junk dropped."""
-    out = []
-    for name, addr in _getaddresses(clean_address(value)):
-        if "@" not in addr or any(c in addr for c in '<>", '):
-            continue
-        if name:
-            name = name.replace("\\", "\\\\").replace('"', '\\"')
-            out.append(f'"{name}" <{addr}>')
-        else:
-            out.append(addr)
-    return out
-
-
-def address_of(entry: str) -> str:
-    """The lower-case address of one ``Name <addr>`` entry."""
-    return (email.utils.parseaddr(entry)[1] or entry).strip().lower()
-
-
-def addresses(values, where: str) -> list[str]:
-    """Addresses from a list (or one string), CR/LF stripped, one per entry."""
-    if values is None:
-        return []
-    if isinstance(values, str):
-        values = [values]
-    if not isinstance(values, list) or not all(isinstance(v, str) for v in values):
-        raise NapipatchError(where, "must be a list of addresses")
-    return [a for v in values for a in split_addresses(v)]
-
-
-def dedupe(addrs: list[str], exclude: set[str] = frozenset()) -> list[str]:
-    """``addrs`` with each address once, leaving out those in ``exclude``."""
-    seen, out = set(exclude), []
-    for a in addrs:
-        key = address_of(a)
-        if key not in seen:
-            seen.add(key)
-            out.append(a)
-    return out
 
 
 # ------------------------------------------------------------ MAINTAINERS

@@ -18,6 +18,7 @@ from email.message import EmailMessage
 from pathlib import Path
 
 from napipatch.errors import NapipatchError
+from napipatch.mails.addresses import header, readable
 from napipatch.mails.subject import Subject, parse_subject
 
 _ENVELOPE = re.compile(rb"^From \S+ .*$", re.M)
@@ -130,7 +131,8 @@ class PatchMail:
 
     @property
     def author(self) -> str:
-        return email.utils.formataddr((self.author_name, self.author_email))
+        """From: as a person reads it (never encoded, never raising)."""
+        return readable(self.author_name, self.author_email)
 
     @property
     def addressed(self) -> bool:
@@ -200,7 +202,8 @@ class PatchMail:
         """The mail as ``git format-patch`` writes it (readable by git am)."""
         hdr = [
             f"From {self.commit or '0' * 40} Mon Sep 17 00:00:00 2001",
-            f"From: {self.author}",
+            # git mailinfo decodes an encoded name and takes a raw UTF-8 address.
+            f"From: {header(self.author_name, self.author_email) or self.author}",
             f"Date: {self.date}",
             f"Subject: {self.subject.raw}",
         ]
@@ -249,7 +252,7 @@ def _decode_header(value) -> str:
 
 def _text(value: str) -> str:
     """A header value as clean text: undecodable bytes (surrogates) become
-    U+FFFD, so formataddr and the report writers never choke on them."""
+    U+FFFD, so the address helpers and the report writers never choke on them."""
     return value.encode("utf-8", "replace").decode("utf-8") if value else ""
 
 

@@ -25,7 +25,8 @@ from pathlib import Path
 from napipatch.config import Config
 from napipatch.engine.run import run_checks
 from napipatch.errors import NapipatchError
-from napipatch.kernel.maintainers import addresses, clean_address, get_maintainers, recipients
+from napipatch.kernel.maintainers import get_maintainers, recipients
+from napipatch.mails.addresses import addresses, clean_address
 from napipatch.mails import mail as mailmod
 from napipatch.report.model import Report
 from napipatch.store.store import LORE_LINK, Store
