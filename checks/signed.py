@@ -9,6 +9,15 @@ What it catches:
     (ERROR) is an error; one whose key is not in your keyring (NOKEY) is an
     info. A mail without the header is an info saying it is unsigned.
 
+    Which keys decide: patatt's keyrings, and, with
+    ``napipatch.signed-keyring=gnupg``, also your GnuPG public keys, copied
+    read-only. gpg (which patatt runs for OpenPGP signatures) always runs
+    with a ``GNUPGHOME`` of napipatch's own in its cache, made for the one
+    mail and removed: checking list mail never creates, locks or imports
+    into your ``~/.gnupg``. NIPA validates with its own keyring (the
+    kernel.org keys it fetched), so a key you have and it lacks, or the
+    other way round, makes a NOKEY here and a different state there.
+
     The netdev CI (NIPA's ``signed`` test) posts ``fail`` for a bad
     signature, ``warning`` for an unsigned patch or one whose key it does
     not have, ``success`` when every signature passes. napipatch's own
@@ -34,8 +43,11 @@ Fix:
 
 from __future__ import annotations
 
+import os
+import shutil
 import subprocess
 import tempfile
+from pathlib import Path
 
 from napipatch.checks import check
 from napipatch.checks._lint import TIMEOUT, tool
@@ -45,14 +57,39 @@ from napipatch.errors import NapipatchError
 VALID, NOSIG, NOKEY, ERROR, BADSIG = 0, 4, 8, 16, 32
 
 
-def validate(raw: bytes) -> tuple[int, str]:
+# What of a GnuPG home holds public keys and their trust (never the secret keys).
+_PUBLIC = ("pubring.kbx", "pubring.gpg", "trustdb.gpg")
+
+
+def _environment(home: Path, cache: Path, keyring: str) -> dict[str, str]:
+    """patatt's environment: gpg in ``home`` (napipatch's own, with a copy of
+    the user's public keys for ``gnupg``), and patatt's data directory the
+    user's only when it exists (patatt creates it otherwise)."""
+    if keyring not in ("patatt", "gnupg"):
+        raise NapipatchError("napipatch.signed-keyring", f"{keyring!r}: must be patatt or gnupg")
+    env = dict(os.environ, GNUPGHOME=str(home))
+    if keyring == "gnupg":
+        user = Path(os.environ.get("GNUPGHOME") or Path.home() / ".gnupg")
+        for name in _PUBLIC:
+            if (user / name).is_file():
+                shutil.copyfile(user / name, home / name)
+    data = Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share")
+    if not (data / "patatt").is_dir():
+        env["XDG_DATA_HOME"] = str(cache / "patatt-data")
+    return env
+
+
+def validate(raw: bytes, cache: Path, keyring: str = "patatt") -> tuple[int, str]:
     """patatt's exit code for ``raw`` and its report, one line a signature."""
-    with tempfile.TemporaryDirectory(prefix="napipatch-patatt-") as td:
+    cache.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="napipatch-patatt-") as td, \
+            tempfile.TemporaryDirectory(prefix="gnupg-", dir=cache) as home:
+        env = _environment(Path(home), cache, keyring)
         # A neutral cwd: patatt also looks for keys in the git repository
         # it runs in (.keys), which must not be a tree under review.
         try:
             cp = subprocess.run([tool("patatt"), "validate"], input=raw, capture_output=True,
-                                cwd=td, timeout=TIMEOUT)
+                                cwd=td, timeout=TIMEOUT, env=env)
         except subprocess.TimeoutExpired:
             raise NapipatchError("patatt", f"still running after {TIMEOUT} s; stopped") from None
     report = (cp.stdout + cp.stderr).decode("utf-8", "replace")
@@ -64,7 +101,7 @@ def validate(raw: bytes) -> tuple[int, str]:
        summary="patatt validates a signed mail (bad signature: error); unsigned said plainly",
        scope="patch",
        needs="diff",
-       version=1,
+       version=2,
        nipa=("signed",))
 def run(ctx):
     if not ctx.mail.attestation:
@@ -73,7 +110,7 @@ def run(ctx):
                           hint="b4 send signs with a patatt key (patatt genkey) or your PGP key",
                           nipa={"signed": "warning"})
         return
-    code, report = validate(ctx.mail.raw)
+    code, report = validate(ctx.mail.raw, ctx.config.cache / "signed", ctx.config.signed_keyring)
     first = report.splitlines()[0] if report else ""
     if code == VALID:
         return

@@ -84,6 +84,10 @@ class Config:
         "napipatch.warnings-objects", 50,
         "most objects `test warnings` compiles a patch for its headers and build files, "
         "per configuration")
+    signed_keyring: str = _key(
+        "napipatch.signed-keyring", "patatt",
+        "the keys the signed check trusts: patatt (patatt's keyrings only) or gnupg (also a "
+        "read-only copy of your GnuPG public keys); gpg runs in a home of napipatch's own")
     # Every napipatch.* value as git gave it (per-target keys such as
     # napipatch.idpf.host live only here), and where each one came from.
     raw: dict = field(default_factory=dict)

@@ -29,6 +29,7 @@ $SUDO apt-get update -qq
 #   semantic patches (spatch compiles them with ocamlopt), python3-sphinx for
 #   htmldocs. ARCH=i386 builds with the same gcc (-m32 needs no 32-bit libc:
 #   the kernel links none).
+# - gpg: patatt validates OpenPGP signatures with it (the signed check).
 # - codespell: its dictionary, for checkpatch --codespell as the netdev CI
 #   runs it (Debian 12 ships it as codespell_lib/data/dictionary.txt, where
 #   the checkpatch check looks; no /usr/share/codespell/dictionary.txt).
@@ -41,7 +42,7 @@ $SUDO apt-get install -y -q --no-install-recommends \
     make gcc libc6-dev flex bison bc libelf-dev libssl-dev cpio dwarves ccache kmod \
     qemu-system-x86 busybox-static udev python3-yaml linux-source-6.12 public-inbox \
     redis-server openssh-server openssh-client iproute2 ethtool iputils-ping \
-    sparse clang lld llvm coccinelle ocaml-nox python3-sphinx >/dev/null
+    sparse clang lld llvm coccinelle ocaml-nox python3-sphinx gpg >/dev/null
 [ -x .venv/bin/python ] || python3 -m venv .venv
 .venv/bin/pip install -q --upgrade pip >/dev/null
 # distributed: Celery for the celery executor and workers; test: pytest and

@@ -11,9 +11,11 @@ fail and warning.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 from conftest import ROOT, check_json, nipa_states
 
@@ -103,3 +105,52 @@ def test_unsigned_needs_no_patatt(tmp_path):
     cp = _without_tools(tmp_path, FIX / "unsigned.patch")
     assert cp.returncode == 0, cp.stderr[-2000:]
     assert [f["severity"] for f in json.loads(cp.stdout)["findings"]] == ["info"]
+
+
+def _tree_files(root) -> dict:
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def test_gpg_runs_in_napipatchs_own_home_and_gnupg_keys_decide_only_when_asked(cli, tmp_path):
+    """An OpenPGP-signed mail (patatt runs gpg for it): by default the user's
+    GnuPG keys do not decide (NOKEY), with napipatch.signed-keyring=gnupg
+    they do (valid); either way the user's GnuPG home is byte-for-byte what
+    it was (no lock, trustdb or import), and a user without one gets none."""
+    if not shutil.which("gpg"):
+        raise AssertionError("gpg missing: scripts/install.sh installs it (gnupg)")
+    user = tmp_path / "gnupg"
+    user.mkdir(mode=0o700)
+    genv = dict(os.environ, GNUPGHOME=str(user))
+    subprocess.run(["gpg", "--batch", "--passphrase", "", "--quick-gen-key",
+                    "Author <author@example.org>", "ed25519", "sign", "never"],
+                   env=genv, check=True, capture_output=True)
+    keys = subprocess.run(["gpg", "--with-colons", "--list-keys"], env=genv, check=True,
+                          capture_output=True, text=True).stdout
+    fpr = next(ln.split(":")[9] for ln in keys.splitlines() if ln.startswith("fpr:"))
+    gitconfig = tmp_path / "gitconfig"
+    gitconfig.write_text(f"[patatt]\n\tsigningkey = openpgp:{fpr}\n"
+                         "\tidentity = author@example.org\n")
+    mail = tmp_path / "m.patch"
+    shutil.copyfile(FIX / "unsigned.patch", mail)
+    subprocess.run([str(Path(sys.executable).with_name("patatt")), "sign", str(mail)],
+                   env=dict(genv, GIT_CONFIG_GLOBAL=str(gitconfig)), check=True, capture_output=True)
+    assert b"a=openpgp" in mail.read_bytes()
+    subprocess.run(["gpgconf", "--kill", "all"], env=genv, capture_output=True)
+    before = _tree_files(user)
+    home = tmp_path / "home"
+    home.mkdir()
+    env = {"HOME": str(home), "GNUPGHOME": str(user), "GIT_CONFIG_NOSYSTEM": "1",
+           "GIT_CONFIG_GLOBAL": str(tmp_path / "napipatch.gitconfig")}
+    (tmp_path / "napipatch.gitconfig").write_text("")
+    _, found = _check(cli, mail, env)
+    assert [f["message"].split(";")[0] for f in found] == [
+        "signed, but the signing key is not in your patatt keyring (NOKEY"]
+    (tmp_path / "napipatch.gitconfig").write_text("[napipatch]\n\tsigned-keyring = gnupg\n")
+    data, found = _check(cli, mail, env)
+    assert found == [] and {c["id"]: c["status"] for c in data["checks"]}["signed"] == "pass"
+    assert _tree_files(user) == before, "the user's GnuPG home changed"
+    # A user without a GnuPG home (nor patatt's data directory) gets none.
+    bare = dict(env, GNUPGHOME="")
+    del bare["GNUPGHOME"]
+    _check(cli, mail, bare)
+    assert sorted(p.name for p in home.iterdir()) == [], "written into HOME"
