@@ -26,6 +26,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import re
 import subprocess
 import sys
 import time
@@ -241,6 +242,52 @@ def name_case(r, i, msgs, series) -> Case:
 GENERATORS = [(mbox_case, 0.5), (dir_case, 0.2), (target_case, 0.15), (name_case, 0.15)]
 
 
+# Shapes that once crashed or ran unbounded, always in the set (after the
+# seeded ones, so a seed replays the same random cases): non-ASCII From:
+# addresses, a 1000-patch mbox, an OpenPGP-signed mail (patatt runs gpg).
+FROMS = [b"Samiullah Khawaja <skhawaja\xff\xfe@google.com>",
+         b"J\xc3\xb6rg M\xc3\xbcller <skhawaja@google.com>",
+         b"Jorg <j\xc3\xb6rg@google.com>",
+         b"=?utf-8?q?J=C3=B6rg?= <j=?utf-8?q?=C3=B6?=rg@google.com>"]
+
+
+def big_mbox(n: int) -> bytes:
+    out = []
+    for i in range(n + 1):
+        body = "The cover.\n" if i == 0 else (
+            f"net: change {i}\n\nSigned-off-by: Dev <dev@example.org>\n---\n"
+            f"diff --git a/net/core/f{i}.c b/net/core/f{i}.c\nnew file mode 100644\n"
+            f"index 0000000..1111111\n--- /dev/null\n+++ b/net/core/f{i}.c\n@@ -0,0 +1 @@\n"
+            f"+int x{i};\n-- \n2.47.0\n")
+        out.append(f"{ENVELOPE.decode()}From: Dev <dev@example.org>\n"
+                   f"Date: Mon, 1 Dec 2025 10:00:00 +0000\n"
+                   f"Subject: [PATCH net-next {i:04d}/{n}] change {i}\n"
+                   f"Message-ID: <big-{i}@example.org>\n\n{body}\n")
+    return "".join(out).encode()
+
+
+def fixed_cases(start: int) -> list[Case]:
+    v4 = (LORE / "threaded-busy-poll-v4.mbox").read_bytes()
+    out = []
+    for k, frm in enumerate(FROMS):
+        data = v4.replace(b"From: Samiullah Khawaja <skhawaja@google.com>", b"From: " + frm)
+        for cmd in (["check", "{d}/in.mbox", "--format", "json"],
+                    ["series", "import", "{d}/in.mbox", "--name", f"fx{start}-{k}"]):
+            out.append(Case(f"fixed from {frm!r}", {"in.mbox": data}, cmd))
+    big = big_mbox(1000)
+    for cmd in (["check", "{d}/in.mbox"], ["check", "{d}/in.mbox", "--format", "json"],
+                ["series", "import", "{d}/in.mbox", "--name", f"fx{start}-big"]):
+        out.append(Case("fixed 1000 patches", {"in.mbox": big}, cmd))
+    signed = (ROOT / "tests" / "fixtures" / "signed" / "signed.patch").read_bytes()
+    signed = re.sub(rb"(?m)^X-Developer-Signature: .*(\n[ \t].*)*",
+                    b"X-Developer-Signature: v=1; a=openpgp-sha256; t=1700000000; "
+                    b"h=from:subject; bh=AAAA; b=iHUEABYIAB0WIQQ=", signed)
+    signed = re.sub(rb"(?m)^X-Developer-Key: .*", b"X-Developer-Key: i=nobody@example.org; "
+                    b"a=openpgp; fpr=0123456789ABCDEF0123456789ABCDEF01234567", signed)
+    out.append(Case("fixed openpgp-signed", {"in.patch": signed}, ["check", "{d}/in.patch"]))
+    return out
+
+
 def generate(seed: int, count: int) -> list[Case]:
     r = random.Random(seed)
     msgs = lore_messages()
@@ -251,7 +298,7 @@ def generate(seed: int, count: int) -> list[Case]:
     for i in range(count):
         g = r.choices(gens, weights)[0]
         out.append(g(r, i, msgs, series))
-    return out
+    return out + fixed_cases(count)
 
 
 def materialise(case: Case, d: Path) -> list[list[str]]:
@@ -368,7 +415,7 @@ def test_generator_is_seeded():
     a = [(c.label, c.args) for c in generate(7, 40)]
     b = [(c.label, c.args) for c in generate(7, 40)]
     assert a == b
-    assert {c.label.split()[0] for c in generate(7, 200)} == {"mbox", "dir", "target", "name"}
+    assert {c.label.split()[0] for c in generate(7, 200)} == {"mbox", "dir", "target", "name", "fixed"}
 
 
 # ------------------------------------------------------------------ with --tree

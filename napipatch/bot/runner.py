@@ -40,7 +40,7 @@ from napipatch.engine.run import run_checks
 from napipatch.errors import NapipatchError
 from napipatch.jobs import targets as targetdata
 from napipatch.jobs.flow import JobPlan, check_then_test
-from napipatch.mails.series import Series
+from napipatch.mails.series import Series, check_size
 from napipatch.report.model import Report
 
 log = logging.getLogger("napipatch.bot")
@@ -165,6 +165,7 @@ class Bot:
             crash_point("checking")
             try:
                 series = to_series(slots(members), name_hint=f"bot-{sid}")
+                check_size(series)
             except NapipatchError as exc:
                 log.error("series #%d: %s", sid, exc)
                 self.state.set_series_state(sid, "failed", note=str(exc))

@@ -40,7 +40,7 @@ from napipatch.engine.forked import Ended, run_forked
 from napipatch.engine.registry import Broken, CheckInfo, discover, load, select
 from napipatch.mails.hunks import parse_diff
 from napipatch.mails.mail import PatchMail
-from napipatch.mails.series import Series
+from napipatch.mails.series import Series, check_size
 from napipatch.report.findings import Finding, Severity
 from napipatch.report.model import CheckResult, Report, status_of
 from napipatch.tree import gitutil
@@ -342,6 +342,7 @@ def run_checks(series: Series, config: Config, tree: Path | None = None,
     ``branch``: the branch the series is meant for (``--base``, the bot's
     branch); "behind" is measured against it. Defaults to ``base``.
     """
+    check_size(series)
     registered = discover()
     checks = select(registered, only, skip)
     with _zygotes(checks, series, config):

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Callable
 
 from napipatch.jobs.run import executor_for, run_boots, run_builds, run_remotes, run_warnings
-from napipatch.mails.series import Series
+from napipatch.mails.series import Series, check_size
 from napipatch.report.findings import Finding, Severity
 from napipatch.report.model import Report
 from napipatch.tree.applied import Applied
@@ -61,6 +61,7 @@ def check_then_test(series: Series, config, tree: Path | None,
     (None: the series' base-commit, else HEAD). ``progress`` gets the jobs'
     lines (make, QEMU) and is first called after the checks.
     """
+    check_size(series)  # before applying: a refused series costs no apply
     applied = apply_in_index(tree, series, base, cache=config.cache if use_cache else None) \
         if tree is not None else None
     report = check(applied)

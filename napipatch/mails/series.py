@@ -18,6 +18,10 @@ _CHANGELOG_END = re.compile(r"^(\S.* \(\d+\):$|base-commit:|-- $| \S+.*\|\s+\d+)
 # numbering ("1/10^30", "v10^30") from turning into huge lists and names.
 MAX_PATCHES = 1000
 MAX_VERSION = 999
+# The most patches napipatch checks, builds or boots in one series: netdev
+# takes 15 (NIPA's series_format), so a series past this is never a netdev
+# posting, and checking it would take minutes per hundred patches.
+MAX_CHECKED = 100
 
 
 def check_numbering(source: str, version: int, index: int, total: int) -> None:
@@ -91,6 +95,15 @@ def changelog_of(body: str) -> str:
     rest = body[m.start():]
     e = _CHANGELOG_END.search(rest)
     return (rest[: e.start()] if e else rest).strip("\n") + "\n"
+
+
+def check_size(series: Series) -> None:
+    """Refuse a series too large to check in bounded time, in one line."""
+    n = len(series.patches)
+    if n > MAX_CHECKED:
+        raise NapipatchError(series.source or series.name,
+                             f"v{series.version} has {n} patches; napipatch checks at most "
+                             f"{MAX_CHECKED} (netdev takes 15 a series): split it")
 
 
 def assemble(mails: list[PatchMail], source: str, name: str | None = None,
