@@ -195,3 +195,25 @@ def test_patch_with_a_path_outside_the_tree(cli, kernel_tree, base_commit, tmp_p
     assert "names a path outside the tree" in cp.stdout
     assert "hint: do not apply it" in cp.stdout and "rebase" not in cp.stdout
     assert not target.exists() and not target.parent.exists()
+
+
+@pytest.mark.tree
+def test_a_series_past_the_bound_is_refused_in_one_line_and_still_stored(cli, kernel_tree, tmp_path):
+    """1000 patches: check (with and without a tree) refuses at once with
+    one line naming the mbox, exit 2; import keeps the mails; 100 are checked."""
+    from test_fuzz import big_mbox
+
+    big = tmp_path / "big.mbox"
+    big.write_bytes(big_mbox(1000))
+    for extra in ([], ["--tree", kernel_tree]):
+        cp = cli("check", big, *extra)
+        assert cp.returncode == 2 and cp.stdout == ""
+        assert cp.stderr.strip() == (f"napipatch: error: {big}: v1 has 1000 patches; napipatch "
+                                     "checks at most 100 (netdev takes 15 a series): split it")
+    cli("series", "import", big, "--name", "big", check=0)
+    assert len(list((cli.store / "big" / "v1").glob("*.patch"))) == 1001
+    ok = tmp_path / "b100.mbox"
+    ok.write_bytes(big_mbox(100))
+    cp = cli("check", ok, "--only", "series-format")
+    assert cp.returncode == 1, cp.stderr
+    assert "100 patches: netdev takes at most 15 per series" in cp.stdout
