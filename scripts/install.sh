@@ -40,9 +40,18 @@ $SUDO apt-get install -y -q --no-install-recommends \
     git git-email perl python3 python3-venv python3-pip ca-certificates xz-utils codespell \
     libmailtools-perl libauthen-sasl-perl libemail-valid-perl libio-socket-ssl-perl \
     make gcc libc6-dev flex bison bc libelf-dev libssl-dev cpio dwarves ccache kmod \
-    qemu-system-x86 busybox-static udev python3-yaml linux-source-6.12 public-inbox \
+    qemu-system-x86 busybox-static udev python3-yaml public-inbox \
     redis-server openssh-server openssh-client iproute2 ethtool iputils-ping \
     sparse clang lld llvm coccinelle ocaml-nox python3-sphinx gpg >/dev/null
+# The shipped series (v5's base-commit:) and the tests are made on the tree
+# `napipatch tree prepare` makes from 6.12.117's tarball; a newer point
+# release is another commit. Keep 117 while the archive has it.
+if ! $SUDO apt-get install -y -q --no-install-recommends --allow-downgrades \
+        linux-source-6.12=6.12.117-1~deb12u1 >/dev/null 2>&1; then
+    echo "install.sh: linux-source-6.12 6.12.117 is gone from the archive; installing the" \
+         "current one (the tests that need v5's base-commit will then fail)" >&2
+    $SUDO apt-get install -y -q --no-install-recommends linux-source-6.12 >/dev/null
+fi
 [ -x .venv/bin/python ] || python3 -m venv .venv
 .venv/bin/pip install -q --upgrade pip >/dev/null
 # distributed: Celery for the celery executor and workers; test: pytest and
