@@ -7,9 +7,10 @@ non-ASCII address, so napipatch formats addresses only here:
 
 - ``readable`` is what a person reads (reports, the store, cache keys):
   the name as written, quoted when it needs quotes, never encoded;
-- ``header`` is what goes into a mail header or a ``git send-email``
-  argument: a non-ASCII name RFC 2047-encoded, and None for an address
-  that cannot be written in ASCII (the caller says so, or leaves it out);
+- ``header`` is what goes into a header napipatch writes (the bot's
+  replies, the format-patch copy git am reads): a non-ASCII name RFC
+  2047-encoded, and None for an address that cannot be written in ASCII
+  (the caller leaves it out or falls back to ``readable``);
 - the list functions read address lists from series data,
   get_maintainer.pl and the command line, junk dropped.
 """
