@@ -319,3 +319,49 @@ def test_unreachable_host_is_an_infrastructure_error(tmp_path, redis_url, worker
     assert [f.severity.value for f in out.findings] == ["warning"]
     assert "infrastructure failure after 2 tries, not a result for this series" in out.findings[0].message
     assert "unreachable" in out.findings[0].message
+
+
+def test_hung_remote_plan_still_reports_and_exits_2(tmp_path, sshd, veth_netns, kernel_tree,
+                                                    base_commit):
+    """A test plan that does not answer within napipatch.idpf.plan-timeout:
+    the job still returns its result (the TAP so far, the log), the report
+    says the remote run timed out, and the verdict's exit status is 2.
+    boot=none: the loopback host is this machine, so the kernel copied
+    there (any file: it is never booted) is only carried, not run."""
+    from napipatch.jobs.executor import LocalExecutor
+    from napipatch.jobs.remote import RemoteJob
+    from napipatch.jobs.run import add_result
+    from napipatch.mails.mail import read_patch_dir
+    from napipatch.mails.series import assemble
+    from napipatch.report.model import Report
+    from napipatch.report.render import render_report
+
+    port, key = sshd
+    # The host hangs in its test plan after the first TAP line: sshd's
+    # forced command stands in for a kernel that stops answering there.
+    hang = ('case "$SSH_ORIGINAL_COMMAND" in *plan.sh*) echo NAPIPATCH-PLAN-BEGIN; '
+            'echo "ok 1 - link up"; exec sleep 300;; *) exec sh -c "$SSH_ORIGINAL_COMMAND";; esac')
+    auth = key.parent / "authorized_keys"
+    auth.write_text(f'command="{hang.replace(chr(34), chr(92) + chr(34))}" '
+                    + (key.parent / "user.pub").read_text())
+    d = tmp_path / "artifacts"
+    d.mkdir()
+    (d / "bzImage").write_bytes(b"not booted with boot=none")
+    job = RemoteJob(repo=kernel_tree, target="idpf", commit=base_commit, patch=0,
+                    cache=tmp_path / "cache",
+                    host=_host(port, key, veth_netns, plan_timeout=5), artifacts=str(d))
+    res = LocalExecutor().submit(job)  # before the fix: subprocess.TimeoutExpired escaped
+    assert res.status == "timeout", [f.message for f in res.findings]
+    hung = [f for f in res.findings if f.severity.value == "error"]
+    assert len(hung) == 1
+    assert hung[0].message.startswith("idpf: test plan did not finish: timed out after ")
+    assert "ok 1 - link up" in hung[0].details  # the console so far
+    log = Path(hung[0].hint.removeprefix("console log: "))
+    assert "no answer within 5 s" in log.read_text()
+    v5 = Path(__file__).resolve().parent.parent / "series/threaded-busy-poll/v5"
+    report = Report(series=assemble(read_patch_dir(v5), str(v5)), tree=str(kernel_tree),
+                    base=base_commit, base_why="test")
+    add_result(report, res)
+    assert report.exit_code == 2
+    text = render_report(report, "text")
+    assert "remote/idpf" in text and "timed out" in text, text

@@ -41,7 +41,7 @@ from napipatch.jobs.verdicts import boot_findings, tap_counts, tap_lines
 from napipatch.report.findings import Finding, Severity
 
 HOST_KEYS = ("host", "user", "port", "key", "iface", "boot", "install", "peer", "addr", "netns",
-             "known-hosts", "insecure-host-key")
+             "known-hosts", "insecure-host-key", "plan-timeout")
 
 
 @dataclass
@@ -58,6 +58,7 @@ class RemoteHost:
     netns: str = ""
     connect_timeout: int = 10
     up_timeout: int = 600
+    plan_timeout: int = 900           # seconds the test plan may run before it counts as hung
     known_hosts: str = ""             # default: the user's ~/.ssh/known_hosts
     insecure_host_key: bool = False   # no host key check at all (explicit, per target)
     extra_ssh: list[str] = field(default_factory=list)
@@ -66,7 +67,7 @@ class RemoteHost:
     def from_config(cls, cfg, target: str) -> "RemoteHost":
         """The host ``napipatch.TARGET.*`` describes (``cfg.section`` types
         the values: jobs never parse configuration themselves)."""
-        got = cfg.section(target, {"port": int, "insecure-host-key": bool})
+        got = cfg.section(target, {"port": int, "insecure-host-key": bool, "plan-timeout": int})
         vals = {k.replace("-", "_"): v for k, v in got.items() if k in HOST_KEYS}
         if not vals.get("host") or not vals.get("iface"):
             raise NapipatchError(f"napipatch.{target}.host", "no remote host configured for "
@@ -88,6 +89,13 @@ def host_key_options(h: RemoteHost) -> list[str]:
     return opts
 
 
+class SshTimeout(NapipatchError):
+    """A command on the host gave no answer within its deadline (ssh was
+    killed); ``output``: what it printed until then."""
+
+    output = ""
+
+
 class Ssh:
     def __init__(self, h: RemoteHost):
         self.h = h
@@ -99,8 +107,17 @@ class Ssh:
         self.dest = f"{h.user}@{h.host}"
 
     def run(self, command: str, timeout: float = 600, check: bool = True) -> subprocess.CompletedProcess:
-        cp = subprocess.run(["ssh", *self.base, self.dest, command], capture_output=True,
-                            text=True, timeout=timeout, errors="replace")
+        try:
+            cp = subprocess.run(["ssh", *self.base, self.dest, command], capture_output=True,
+                                text=True, timeout=timeout, errors="replace")
+        except subprocess.TimeoutExpired as exc:
+            # subprocess.run killed ssh; what the command printed so far is kept
+            # for the log (a hung plan's last TAP lines say where it hung).
+            err = SshTimeout(f"{self.dest}: {command.split()[0]}",
+                             f"no answer within {timeout:g} s")
+            out = exc.stdout or ""
+            err.output = out.decode(errors="replace") if isinstance(out, bytes) else out
+            raise err from exc
         if cp.returncode == 255:  # ssh's own failure: the host, not the command
             raise InfraError(f"{self.dest}:{self.h.port} unreachable: "
                              f"{(cp.stderr.strip().splitlines() or ['ssh failed'])[-1]}")
@@ -124,7 +141,7 @@ class Ssh:
             try:
                 self.run("true", timeout=self.h.connect_timeout + 5)
                 alive = True
-            except (InfraError, subprocess.TimeoutExpired):
+            except (InfraError, SshTimeout):
                 alive = False
             if alive == up:
                 return True
@@ -193,9 +210,12 @@ class RemoteJob:
             return JobResult(self.kind, self.target, "fail", findings, time.monotonic() - t0)
         ssh = Ssh(h)
         progress(f"{self.target}: contacting {ssh.dest}:{h.port}")
-        previous = ssh.run("uname -r", timeout=60).stdout.strip()
+        try:
+            previous = ssh.run("uname -r", timeout=60).stdout.strip()
+        except SshTimeout as exc:  # nothing touched yet: the lab, not the series
+            raise InfraError(str(exc)) from exc
         workdir = f"/tmp/napipatch-{self.commit[:12]}"
-        touched = False
+        touched = hung = False
         notes: list[Finding] = []
         try:
             ssh.run(f"rm -rf {workdir} && mkdir -p {workdir}")
@@ -205,16 +225,22 @@ class RemoteJob:
                 self._boot(ssh, h, workdir, previous, mods is not None, progress)
             running = ssh.run("uname -r").stdout.strip()
             progress(f"{self.target}: running the test plan on {h.iface} ({running})")
-            cp = ssh.run(plan_command(h, workdir), timeout=900, check=False)
-            out = cp.stdout.replace("\r\n", "\n")
+            try:
+                cp = ssh.run(plan_command(h, workdir), timeout=h.plan_timeout, check=False)
+                out, err = cp.stdout, cp.stderr
+            except SshTimeout as exc:
+                # A hung plan still gives a report (the TAP so far) and the
+                # host is still restored below.
+                hung, out, err = True, exc.output, f"{exc}\n"
+            out = out.replace("\r\n", "\n")
             log = self.cache / "remote-logs" / f"{time.strftime('%Y%m%d-%H%M%S')}-{self.target}.log"
             log.parent.mkdir(parents=True, exist_ok=True)
-            fileio.atomic_write(log, out + cp.stderr)
+            fileio.atomic_write(log, out + err)
             tests = bootmod.parse_tap(out)
             m = re.search(initramfs.END + r" rc=(\d+)", out)
             res = bootmod.BootResult(kernel=kernel, console=out, console_log=log,
                                      seconds=round(time.monotonic() - t0, 1), finished=bool(m),
-                                     timed_out=False, plan_rc=int(m.group(1)) if m else None,
+                                     timed_out=hung, plan_rc=int(m.group(1)) if m else None,
                                      tests=tests)
             findings = [self._recheck(f) for f in boot_findings(self.target, res, self.patch)]
             notes.append(Finding(
@@ -228,7 +254,9 @@ class RemoteJob:
         failed = any(f.severity is Severity.ERROR for f in findings)
         if failed and touched and h.boot != "none":
             notes.append(self._restore(ssh, h, previous, progress))
-        status = "fail" if failed else "pass"
+        # A hung plan leaves the verdict open: over SSH, the kernel under test,
+        # the host or the network may be what stopped answering.
+        status = "timeout" if hung else "fail" if failed else "pass"
         return JobResult(self.kind, self.target, status, findings + notes,
                          round(time.monotonic() - t0, 1), data={"previous-kernel": previous})
 

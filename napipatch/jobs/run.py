@@ -39,9 +39,10 @@ def remote_targets(cfg) -> list[str]:
 def _reason(result: JobResult) -> str:
     """Why a job gave no result (its infrastructure finding), for the
     report's list of what did not run."""
-    if result.status != "error":
+    if result.status not in ("error", "timeout"):
         return ""
-    return next((f.message for f in result.findings), "the job could not run")
+    said = [f for f in result.findings if f.severity is not Severity.INFO] or result.findings
+    return said[0].message if said else "the job could not run"
 
 
 def add_result(report: Report, result: JobResult) -> None:
