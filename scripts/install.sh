@@ -56,5 +56,6 @@ fi
 .venv/bin/pip install -q --upgrade pip >/dev/null
 # distributed: Celery for the celery executor and workers; test: pytest and
 # friends; lint: the pinned linters and patatt the netdev CI's checks run.
-.venv/bin/pip install -q -e '.[test,distributed,lint]'
+# constraints.txt holds the exact versions the suite passed with.
+.venv/bin/pip install -q -e '.[test,distributed,lint]' -c constraints.txt
 echo "napipatch installed: $(.venv/bin/napipatch --help >/dev/null && echo .venv/bin/napipatch)"

@@ -102,3 +102,46 @@ def test_registered_checks_have_distinct_fingerprints():
     prints = {c.fingerprint for c in checks}
     assert len(prints) == len(checks)
     assert all(c.fingerprint.startswith(f"{c.version}-") for c in checks)
+
+
+def test_a_new_c_grammar_is_a_cache_miss(tmp_path, monkeypatch):
+    """A tree-sitter-c upgrade changes the trees the C checks read: results
+    cached under the old grammar must not be served."""
+    monkeypatch.syspath_prepend(str(tmp_path))
+    _fake_check(tmp_path, "def message():\n    return 'old'\n")
+    mod = importlib.import_module("fakechecks.shout")
+    check = CheckInfo(id="shout", summary="s", scope="series", needs="diff", version=1, module=mod)
+    series = assemble(read_mbox(LORE / "threaded-busy-poll-v4.mbox"), "v4")
+    cfg = Config(cache_dir=str(tmp_path / "cache"))
+    ctx = SeriesContext(series=series, config=cfg, patches=[])
+    rcache = cachemod.ResultCache(cfg.cache)
+    installed = {"tree-sitter": "0.26.1", "tree-sitter-c": "0.24.2"}
+    monkeypatch.setattr(cachemod, "_dist_version", lambda name: installed[name])
+
+    def key():
+        cachemod.parser_versions.cache_clear()
+        return cachemod.result_key("shout", check.fingerprint, series, 1, None, "")
+
+    def run():
+        cachemod.parser_versions.cache_clear()
+        return run_units([Unit(check, ctx)], series, None, cfg, rcache)[0]
+
+    try:
+        old_key = key()
+        assert key() == old_key
+        assert (run().cached, run().cached) == (False, True)
+        installed["tree-sitter-c"] = "0.25.0"
+        assert key() != old_key
+        assert run().cached is False
+        installed["tree-sitter"] = "0.27.0"
+        assert run().cached is False
+    finally:
+        cachemod.parser_versions.cache_clear()
+
+
+def test_the_key_reads_the_installed_parser_versions():
+    from importlib.metadata import version
+
+    cachemod.parser_versions.cache_clear()
+    assert cachemod.parser_versions() == (f"tree-sitter=={version('tree-sitter')} "
+                                          f"tree-sitter-c=={version('tree-sitter-c')}")

@@ -4,7 +4,9 @@ A result is keyed by the check's id and version, the hash of every module
 of napipatch the check runs (its own file and, transitively, the helpers it
 imports: editing ``kernel/cparse.py`` must invalidate kdoc's results as
 surely as editing ``checks/kdoc.py``), the base commit, and the mails up to
-the patch checked. Beside the findings an entry keeps the unit's *inputs*
+the patch checked, and the installed versions of the C parser (tree-sitter
+and its grammar, tree-sitter-c: a new grammar parses the same source into
+another tree, so other findings). Beside the findings an entry keeps the unit's *inputs*
 (what it read that the key does not fix: config values, revisions resolved
 in the tree; see ``engine.context``), and the engine uses the entry only
 while every input still reads the same.
@@ -15,6 +17,7 @@ from __future__ import annotations
 import ast
 import functools
 import hashlib
+import importlib.metadata
 import importlib.util
 import json
 from pathlib import Path
@@ -57,10 +60,33 @@ class ResultCache:
             "inputs": inputs, "findings": [f.to_json() for f in findings]}))
 
 
+# Distributions whose release changes findings without a line of napipatch
+# changing: the C parser and its grammar. Keyed for every check, not only
+# those whose closure reaches kernel/csource.py: an upgrade is rare, costs
+# one cold run, and no check can then miss it through an import the
+# closure does not see (a helper imported by name from a string).
+PARSER_DISTS = ("tree-sitter", "tree-sitter-c")
+
+
+def _dist_version(name: str) -> str:
+    try:
+        return importlib.metadata.version(name)
+    except importlib.metadata.PackageNotFoundError:
+        return "none"
+
+
+@functools.lru_cache(maxsize=1)
+def parser_versions() -> str:
+    """"tree-sitter==X tree-sitter-c==Y" as installed; read once per process,
+    as the parser a process runs is the one it loaded."""
+    return " ".join(f"{d}=={_dist_version(d)}" for d in PARSER_DISTS)
+
+
 def result_key(check_id: str, fingerprint: str, series: Series, upto: int, base: str | None,
                extra: str) -> str:
     h = hashlib.sha256()
-    h.update(f"{check_id}\0{fingerprint}\0{base or 'notree'}\0{upto}\0{extra}\0".encode())
+    h.update(f"{check_id}\0{fingerprint}\0{parser_versions()}\0{base or 'notree'}\0{upto}"
+             f"\0{extra}\0".encode())
     mails = ([series.cover] if series.cover else []) + series.patches[:upto]
     for m in mails:
         h.update(m.subject.raw.encode() + b"\0" + m.body.encode() + b"\0" + m.author.encode()
