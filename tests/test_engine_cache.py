@@ -38,7 +38,8 @@ def _fake_check(tmp_path: Path, helper_body: str):
     return pkg
 
 
-def test_editing_a_helper_is_a_cache_miss(tmp_path, monkeypatch):
+def _shout(tmp_path, monkeypatch):
+    """The fake check, the v4 series, a config, a series context and a result cache."""
     monkeypatch.syspath_prepend(str(tmp_path))
     _fake_check(tmp_path, "def message():\n    return 'old'\n")
     mod = importlib.import_module("fakechecks.shout")
@@ -46,7 +47,11 @@ def test_editing_a_helper_is_a_cache_miss(tmp_path, monkeypatch):
     series = assemble(read_mbox(LORE / "threaded-busy-poll-v4.mbox"), "v4")
     cfg = Config(cache_dir=str(tmp_path / "cache"))
     ctx = SeriesContext(series=series, config=cfg, patches=[])
-    rcache = cachemod.ResultCache(cfg.cache)
+    return check, series, cfg, ctx, cachemod.ResultCache(cfg.cache)
+
+
+def test_editing_a_helper_is_a_cache_miss(tmp_path, monkeypatch):
+    check, series, cfg, ctx, rcache = _shout(tmp_path, monkeypatch)
 
     def run():
         return run_units([Unit(check, ctx)], series, None, cfg, rcache)[0]
@@ -107,14 +112,7 @@ def test_registered_checks_have_distinct_fingerprints():
 def test_a_new_c_grammar_is_a_cache_miss(tmp_path, monkeypatch):
     """A tree-sitter-c upgrade changes the trees the C checks read: results
     cached under the old grammar must not be served."""
-    monkeypatch.syspath_prepend(str(tmp_path))
-    _fake_check(tmp_path, "def message():\n    return 'old'\n")
-    mod = importlib.import_module("fakechecks.shout")
-    check = CheckInfo(id="shout", summary="s", scope="series", needs="diff", version=1, module=mod)
-    series = assemble(read_mbox(LORE / "threaded-busy-poll-v4.mbox"), "v4")
-    cfg = Config(cache_dir=str(tmp_path / "cache"))
-    ctx = SeriesContext(series=series, config=cfg, patches=[])
-    rcache = cachemod.ResultCache(cfg.cache)
+    check, series, cfg, ctx, rcache = _shout(tmp_path, monkeypatch)
     installed = {"tree-sitter": "0.26.1", "tree-sitter-c": "0.24.2"}
     monkeypatch.setattr(cachemod, "_dist_version", lambda name: installed[name])
 
