@@ -27,10 +27,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import measure  # noqa: E402
 
-from napipatch.tree import gitutil  # noqa: E402
 from napipatch.jobs import targets as targetdata  # noqa: E402
-from napipatch.jobs.boot import boot  # noqa: E402
-from napipatch.jobs.build import Builder  # noqa: E402
+from napipatch.jobs.boot.qemu import boot  # noqa: E402
+from napipatch.jobs.build.builder import Builder  # noqa: E402
+from napipatch.tree import gitutil  # noqa: E402
 
 EDITS = [
     ("net/core/dev.c", "int dev_set_threaded(struct net_device *dev, bool threaded)\n{\n",

@@ -36,10 +36,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import measure  # noqa: E402
+
 from napipatch.jobs import targets as targetdata  # noqa: E402
-from napipatch.tree.apply import apply_in_index  # noqa: E402
-from napipatch.jobs.build import Builder  # noqa: E402
+from napipatch.jobs.build.builder import Builder  # noqa: E402
 from napipatch.store.store import Store  # noqa: E402
+from napipatch.tree.apply import apply_in_index  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 

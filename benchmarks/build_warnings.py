@@ -41,7 +41,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import measure  # noqa: E402
-from napipatch.jobs.warnconfigs import ALLCONFIG  # noqa: E402
+
+from napipatch.jobs.warnings.configs import ALLCONFIG  # noqa: E402
 from napipatch.kernel.kbuild import Kbuild  # noqa: E402
 from napipatch.tree import gitutil  # noqa: E402
 

@@ -177,8 +177,8 @@ def warnings_tree(build_dir, kernel_tree, base_commit) -> Path:
     (allmodconfig) and prepared at the base for the three configurations,
     once per session (kept between runs: cold, about 2-4 min a configuration
     on 2 cores). Tests then run the CLI with NAPIPATCH_BUILD_DIR=build_dir."""
-    from napipatch.jobs.warnconfigs import CONFIGS
-    from napipatch.jobs.warntree import WarnTree
+    from napipatch.jobs.warnings.configs import CONFIGS
+    from napipatch.jobs.warnings.tree import WarnTree
 
     old = os.environ.get("NAPIPATCH_BUILD_DIR")
     os.environ["NAPIPATCH_BUILD_DIR"] = str(build_dir)

@@ -13,7 +13,6 @@ import json
 from pathlib import Path
 
 import pytest
-
 from conftest import commit_files, edit, format_patch
 
 # A build test may pay the first kernel build (pyproject.toml: timeout).
@@ -175,9 +174,9 @@ def test_run_checks_builds_every_target_and_boots(run, kernel_tree, base_commit,
 def test_checkout_after_a_killed_run_recovers(kernel_tree, base_commit, build_dir, monkeypatch):
     """A worker killed mid-checkout leaves index.lock in the build worktree;
     the next run (holding the build directory's lock) removes it and goes on."""
-    from napipatch.tree import gitutil
-    from napipatch.jobs.build import Builder
+    from napipatch.jobs.build.builder import Builder
     from napipatch.jobs.targets import load
+    from napipatch.tree import gitutil
 
     monkeypatch.setenv("NAPIPATCH_BUILD_DIR", str(build_dir))
     seen = []

@@ -23,7 +23,6 @@ from pathlib import Path
 
 import pytest
 
-
 # A build test may pay the first kernel build (pyproject.toml: timeout).
 pytestmark = [pytest.mark.build, pytest.mark.tree, pytest.mark.timeout(3600)]
 
@@ -120,8 +119,13 @@ def _cfg(gitconfig):
 
 def test_worker_killed_mid_boot_job_is_redelivered(tmp_path, redis_url, workers, kernel_tree,
                                                    base_commit, build_dir):
-    from napipatch.jobs.distributed import TASK, app_from_config, result_from_dict, to_payload
-    from napipatch.jobs.kinds import BootJob
+    from napipatch.jobs.boot.job import BootJob
+    from napipatch.jobs.distributed import (
+        TASK,
+        app_from_config,
+        result_from_dict,
+        to_payload,
+    )
 
     gc = _gitconfig(tmp_path, redis_url)
     cfg = _cfg(gc)
@@ -154,8 +158,8 @@ def test_worker_killed_mid_boot_job_is_redelivered(tmp_path, redis_url, workers,
 
 def test_jobs_reach_only_workers_of_their_queue(tmp_path, redis_url, workers, kernel_tree,
                                                 base_commit, build_dir):
+    from napipatch.jobs.build.job import BuildJob
     from napipatch.jobs.distributed import TASK, app_from_config, to_payload
-    from napipatch.jobs.kinds import BuildJob
 
     gc = _gitconfig(tmp_path, redis_url)
     app = app_from_config(_cfg(gc))
@@ -244,7 +248,7 @@ ip -n {a} link set lo up; ip -n {b} link set lo up; ip -n {b} link set v1 up
 @pytest.fixture
 def artifacts(tmp_path, kernel_tree, base_commit, build_dir, monkeypatch):
     """A really built kernel (the shared virtio-net build) and a modules tarball."""
-    from napipatch.jobs.build import Builder
+    from napipatch.jobs.build.builder import Builder
     from napipatch.jobs.targets import load
 
     monkeypatch.setenv("NAPIPATCH_BUILD_DIR", str(build_dir))
@@ -271,8 +275,8 @@ def _host(port, key, netns, boot="none", **extra):
 
 def test_remote_plan_runs_over_ssh(tmp_path, sshd, veth_netns, artifacts, kernel_tree,
                                    base_commit, monkeypatch, build_dir):
+    from napipatch.jobs.boot.remote import RemoteJob
     from napipatch.jobs.executor import LocalExecutor
-    from napipatch.jobs.remote import RemoteJob
 
     monkeypatch.setenv("NAPIPATCH_BUILD_DIR", str(build_dir))
     port, key = sshd
@@ -302,8 +306,13 @@ def test_remote_plan_runs_over_ssh(tmp_path, sshd, veth_netns, artifacts, kernel
 
 def test_unreachable_host_is_an_infrastructure_error(tmp_path, redis_url, workers, kernel_tree,
                                                      base_commit, artifacts, build_dir):
-    from napipatch.jobs.distributed import TASK, app_from_config, result_from_dict, to_payload
-    from napipatch.jobs.remote import RemoteJob
+    from napipatch.jobs.boot.remote import RemoteJob
+    from napipatch.jobs.distributed import (
+        TASK,
+        app_from_config,
+        result_from_dict,
+        to_payload,
+    )
 
     gc = _gitconfig(tmp_path, redis_url, job_retries=1)
     app = app_from_config(_cfg(gc))
@@ -328,8 +337,8 @@ def test_hung_remote_plan_still_reports_and_exits_2(tmp_path, sshd, veth_netns, 
     says the remote run timed out, and the verdict's exit status is 2.
     boot=none: the loopback host is this machine, so the kernel copied
     there (any file: it is never booted) is only carried, not run."""
+    from napipatch.jobs.boot.remote import RemoteJob
     from napipatch.jobs.executor import LocalExecutor
-    from napipatch.jobs.remote import RemoteJob
     from napipatch.jobs.run import add_result
     from napipatch.mails.mail import read_patch_dir
     from napipatch.mails.series import assemble

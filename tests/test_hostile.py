@@ -17,7 +17,6 @@ import time
 import types
 
 import pytest
-
 from conftest import LORE, ROOT, commit_files, format_patch, git
 
 V4 = LORE / "threaded-busy-poll-v4.mbox"
@@ -288,7 +287,7 @@ def test_internal_error_exits_3_with_one_line(cli, tmp_path):
 # ------------------------------------------------------------- ssh host keys
 def test_ssh_checks_host_keys_unless_a_target_opts_out():
     from napipatch.config import Config
-    from napipatch.jobs.remote import RemoteHost, Ssh
+    from napipatch.jobs.boot.remote import RemoteHost, Ssh
 
     raw = {"napipatch.idpf.host": "h", "napipatch.idpf.iface": "eth0"}
     ssh = Ssh(RemoteHost.from_config(Config(raw=dict(raw)), "idpf"))
@@ -400,7 +399,7 @@ def _sshd(d, hostkey, port):
 def test_ssh_host_key_recorded_then_a_changed_key_refused(tmp_path):
     import socket
 
-    from napipatch.jobs.remote import RemoteHost, Ssh
+    from napipatch.jobs.boot.remote import RemoteHost, Ssh
 
     d = tmp_path
     for k in ("host", "host2", "user"):

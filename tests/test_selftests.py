@@ -7,9 +7,11 @@ from pathlib import Path
 
 from conftest import commit_files, git, small_repo
 
-from napipatch.jobs import selftests, targets, vng
-from napipatch.jobs.verdicts import selftest_findings
-from napipatch.jobs.selftests import Selftest, ProgramRun
+from napipatch.jobs import targets
+from napipatch.jobs.boot import vng
+from napipatch.jobs.results import selftests
+from napipatch.jobs.results.selftests import ProgramRun, Selftest
+from napipatch.jobs.results.verdicts import selftest_findings
 
 MK = ("TEST_PROGS := a.sh \\\n\tb.sh\nTEST_PROGS += nl_netdev.py\n"
       "TEST_GEN_FILES = socket\n")

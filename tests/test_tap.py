@@ -1,4 +1,4 @@
-"""napipatch.jobs.tap on what the kernel's tools really print.
+"""napipatch.jobs.results.tap on what the kernel's tools really print.
 
 The samples are the output of the 6.12 tree's own kselftest.h,
 kselftest_harness.h and kselftest/ktap_helpers.sh (compiled and run: the
@@ -12,12 +12,13 @@ from __future__ import annotations
 import subprocess
 
 import pytest
-
 from conftest import git
 
-from napipatch.jobs import boot, initramfs, tap
-from napipatch.jobs.selftests import ProgramRun, case_results
-from napipatch.jobs.verdicts import selftest_counts, tap_counts, tap_lines
+from napipatch.jobs.boot import result
+from napipatch.jobs.boot.console import BEGIN, END
+from napipatch.jobs.results import tap
+from napipatch.jobs.results.selftests import ProgramRun, case_results
+from napipatch.jobs.results.verdicts import selftest_counts, tap_counts, tap_lines
 
 # kselftest.h: pass, a message, fail, skip, xfail, error, an XPASS and a
 # fail with a message through ksft_test_result_code, then ksft_finished().
@@ -232,15 +233,15 @@ def test_the_boot_plan_on_a_console():
     message sharing a result's line, and the selftests' KTAP after the end
     marker left alone."""
     console = "\n".join([
-        "[    0.912] virtio_net virtio0 eth0: renamed", initramfs.BEGIN,
+        "[    0.912] virtio_net virtio0 eth0: renamed", BEGIN,
         "TAP version 13", "# napipatch threaded NAPI plan", "ok 1 - eth0 exists\r",
         "not ok 2 - threaded reads back 1", "# expected '1', got '0'",
         "[    3.101] random: crng init done", "# second detail line",
         "[    4.2] virtio_net: link up ok 3 - ping through threaded NAPI",
         "# ok 9 - this is a comment, not a result",
         "ok 4 - threaded=2 (busy poll) # SKIP kernel refuses 2", "1..4",
-        f"{initramfs.END} rc=1", "ok 5 - selftest case, not the plan's"])
-    tests = boot.parse_tap(console)
+        f"{END} rc=1", "ok 5 - selftest case, not the plan's"])
+    tests = result.parse_tap(console)
     assert _rows(tests) == [(1, "eth0 exists", "ok", ""),
                             (2, "threaded reads back 1", "not ok", ""),
                             (3, "ping through threaded NAPI", "ok", ""),
@@ -249,7 +250,7 @@ def test_the_boot_plan_on_a_console():
     assert tap_counts(tests) == "2 ok, 1 skip, 1 not ok"
     assert tap_lines(tests).splitlines()[3] == \
         "skip    4 - threaded=2 (busy poll)  (kernel refuses 2)"
-    assert boot.parse_tap("no markers at all\nok 1 - x\n") == []
+    assert result.parse_tap("no markers at all\nok 1 - x\n") == []
 
 
 def test_selftest_cases_from_kselftest_h_ktap():

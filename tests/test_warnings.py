@@ -17,7 +17,6 @@ import shutil
 from pathlib import Path
 
 import pytest
-
 from conftest import commit_files, edit, format_patch
 
 # The first test pays the cold allmodconfig + prepare of three configurations.
@@ -244,8 +243,8 @@ def test_new_htmldocs_warning_only(warnings_run, kernel_tree, base_commit, tmp_p
 def test_a_warning_that_replaced_another_is_new_here_and_success_for_nipa():
     """NIPA compares counts: a new warning fails its build test only when
     the patch's warning count grows; napipatch reports it either way."""
-    from napipatch.jobs.warnconfigs import CONFIGS
-    from napipatch.jobs.warnings import Step, step_findings
+    from napipatch.jobs.warnings.configs import CONFIGS
+    from napipatch.jobs.warnings.job import Step, step_findings
     from napipatch.kernel.kbuildout import Diag
 
     d = Diag("cc", "warning", DUMMY, 61, "unused variable 'b' [-Wunused-variable]")

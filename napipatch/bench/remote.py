@@ -25,7 +25,7 @@ from napipatch.bench.experiment import Experiment
 from napipatch.bench.plan import parse, script
 from napipatch.bench.workload import command, values
 from napipatch.errors import NapipatchError
-from napipatch.jobs.remote import RemoteHost, Ssh
+from napipatch.jobs.boot.remote import RemoteHost, Ssh
 
 WORKDIR = "/tmp/napipatch-bench"
 BASE_PORT = 54321

@@ -34,9 +34,9 @@ from napipatch.bench.workload import HostServers
 from napipatch.bench.workload import build as build_workload
 from napipatch.engine.run import apply_series
 from napipatch.errors import NapipatchError
-from napipatch.jobs import boot as bootmod
 from napipatch.jobs import targets
-from napipatch.jobs.build import Builder
+from napipatch.jobs.boot import qemu as bootmod
+from napipatch.jobs.build.builder import Builder
 from napipatch.store.store import Store
 
 GUEST_PROGRAM = "bin/napi_rr"

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from napipatch import tomlconf
 from napipatch.jobs import targets as targetdata
-from napipatch.jobs.warnconfigs import WARNING_JOBS
+from napipatch.jobs.warnings.configs import WARNING_JOBS
 
 POLICIES = ("problems", "always")
 

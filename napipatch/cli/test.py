@@ -26,7 +26,7 @@ from napipatch.errors import NapipatchError
 from napipatch.jobs import targets as targetsmod
 from napipatch.jobs.flow import JobPlan, check_then_test
 from napipatch.jobs.run import remote_targets
-from napipatch.jobs.warnconfigs import WARNING_JOBS
+from napipatch.jobs.warnings.configs import WARNING_JOBS
 from napipatch.report.render import render_report
 from napipatch.store.inputs import resolve
 

@@ -29,12 +29,13 @@ from pathlib import Path
 from typing import Any
 
 from napipatch.errors import NapipatchError
-from napipatch.jobs.cocci import CocciJob
-from napipatch.jobs.docs import DocsJob
+from napipatch.jobs.boot.remote import RemoteJob
+from napipatch.jobs.boot.job import BootJob
+from napipatch.jobs.build.job import BuildJob
 from napipatch.jobs.executor import JobResult, infra_result, is_infra
-from napipatch.jobs.kinds import BootJob, BuildJob
-from napipatch.jobs.remote import RemoteJob
-from napipatch.jobs.warnings import WarningsJob
+from napipatch.jobs.warnings.cocci import CocciJob
+from napipatch.jobs.warnings.docs import DocsJob
+from napipatch.jobs.warnings.job import WarningsJob
 from napipatch.mails.mail import parse_message, split_mbox
 from napipatch.mails.series import Series
 from napipatch.report.findings import Finding, Severity

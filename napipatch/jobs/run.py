@@ -7,14 +7,15 @@ from __future__ import annotations
 
 from napipatch.errors import NapipatchError
 from napipatch.jobs import targets
-from napipatch.jobs.cocci import CocciJob
+from napipatch.jobs.boot.remote import RemoteHost, RemoteJob, host_dict
+from napipatch.jobs.boot.job import BootJob
+from napipatch.jobs.build.job import BuildJob
 from napipatch.jobs.distributed import CeleryExecutor, app_from_config
-from napipatch.jobs.docs import DocsJob
 from napipatch.jobs.executor import JobResult, LocalExecutor
-from napipatch.jobs.kinds import BootJob, BuildJob
-from napipatch.jobs.remote import RemoteHost, RemoteJob, host_dict
-from napipatch.jobs.warnconfigs import CONFIGS, WARNING_JOBS  # noqa: F401 - re-exported
-from napipatch.jobs.warnings import WarningsJob
+from napipatch.jobs.warnings.cocci import CocciJob
+from napipatch.jobs.warnings.configs import CONFIGS, WARNING_JOBS  # noqa: F401 - re-exported
+from napipatch.jobs.warnings.docs import DocsJob
+from napipatch.jobs.warnings.job import WarningsJob
 from napipatch.report.findings import Severity
 from napipatch.report.model import CheckResult, Report, status_of
 

@@ -2,7 +2,7 @@
 directory, all or nothing.
 
 Used for the trusted scripts of a base commit (``trusted``) and for the
-selftests a guest runs (``jobs.selftests``). The export goes to a temporary
+selftests a guest runs (``jobs.results.selftests``). The export goes to a temporary
 directory of its own beside the destination and is renamed into place with
 a ``.complete`` marker, so a run killed half-way leaves nothing that looks
 done.

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from napipatch import fileio
-from napipatch.jobs import tap
+from napipatch.jobs.results import tap
 from napipatch.tree import gitutil
 from napipatch.tree.export import MARKER, export_paths, is_exported
 

@@ -3,7 +3,7 @@ root filesystem read-only over 9p, so it has python3, iproute2 and udev,
 and runs the target's test plan and the kernel's selftests in one boot.
 
 The guest script prints the plan's TAP between the initramfs markers (so
-``boot.parse_tap`` reads it as before) and each selftest's KTAP between
+``result.parse_tap`` reads it as before) and each selftest's KTAP between
 ``SELFTEST_BEGIN``/``SELFTEST_END`` markers. KVM is used only where a short
 probe shows a KVM guest boots on this host (a KVM guest hung on the machines
 this was written on); otherwise QEMU runs under TCG (``--disable-kvm``).
@@ -26,14 +26,11 @@ from virtme_ng.version import get_package_version
 
 from napipatch import fileio
 from napipatch.errors import NapipatchError
-from napipatch.jobs import initramfs
-from napipatch.jobs.boot import BootResult, parse_tap, require_bootable
-from napipatch.jobs.selftests import ROOT, ProgramRun, Selftest
+from napipatch.jobs.boot.console import BEGIN, DONE, END, SELFTEST_BEGIN, SELFTEST_END
+from napipatch.jobs.boot.result import BootResult, parse_tap, require_bootable
+from napipatch.jobs.results.selftests import ROOT, ProgramRun, Selftest
 from napipatch.jobs.targets import Target
 
-SELFTEST_BEGIN = "NAPIPATCH-SELFTEST-BEGIN"
-SELFTEST_END = "NAPIPATCH-SELFTEST-END"
-DONE = "NAPIPATCH-GUEST-DONE"
 # A kernel without ACPI cannot power off: it halts and QEMU stays up, so the
 # host ends the guest once the script is done.
 _ENDED = (DONE, "reboot: Power off not available", "reboot: System halted")
@@ -86,8 +83,8 @@ def guest_script(plan: Path | None, ksrc: Path, tests: list[Selftest]) -> str:
              "  esac",
              "done"]
     if plan is not None:
-        lines += [f"echo {initramfs.BEGIN}", f"sh {q(str(plan))}",
-                  f'echo "{initramfs.END} rc=$?"']
+        lines += [f"echo {BEGIN}", f"sh {q(str(plan))}",
+                  f'echo "{END} rc=$?"']
     for t in tests:
         lines += [f"echo {SELFTEST_BEGIN} {q(t.name)}",
                   f"cd {q(str(ksrc / ROOT / t.dir))}",
@@ -244,7 +241,7 @@ def boot(kernel: Path, target: Target, workdir: Path, probe_dir: Path, ksrc: Pat
                                    what=f"vng guest ({a})", stamps=stamps)
     if "start" in stamps:
         stamps.setdefault("end", stamps["start"])
-    m = re.search(initramfs.END + r" rc=(\d+)", console)
+    m = re.search(END + r" rc=(\d+)", console)
     runs, not_run = split_runs(console, tests)
     return BootResult(kernel=kernel, console=console, console_log=logf, seconds=secs,
                       finished=bool(m) if plan else not timed_out, timed_out=timed_out,

@@ -12,10 +12,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from napipatch.jobs import selftests, vng
-from napipatch.jobs.boot import BootResult
-from napipatch.jobs.build import Builder
-from napipatch.jobs.selftests import CaseResult, Selftest
+from napipatch.jobs.boot import vng
+from napipatch.jobs.boot.result import BootResult
+from napipatch.jobs.build.builder import Builder
+from napipatch.jobs.results import selftests
+from napipatch.jobs.results.selftests import CaseResult, Selftest
 from napipatch.jobs.targets import Target
 
 

@@ -27,8 +27,8 @@ from typing import Callable
 
 from napipatch.errors import NapipatchError
 from napipatch.fileio import locked
-from napipatch.jobs.build import build_root, checkout_worktree, tree_key
-from napipatch.jobs.warnconfigs import ALLCONFIG, WarnConfig
+from napipatch.jobs.build.builder import build_root, checkout_worktree, tree_key
+from napipatch.jobs.warnings.configs import ALLCONFIG, WarnConfig
 from napipatch.kernel import kbuildout
 from napipatch.kernel.kbuild import Kbuild
 from napipatch.tree import gitutil

@@ -7,10 +7,10 @@ test reads the same wherever it ran.
 
 from __future__ import annotations
 
-from napipatch.jobs import boot as bootmod
-from napipatch.jobs.build import Step
-from napipatch.jobs.selftests import CaseResult
-from napipatch.jobs.tap import Result
+from napipatch.jobs.boot import result as bootmod
+from napipatch.jobs.build.builder import Step
+from napipatch.jobs.results.selftests import CaseResult
+from napipatch.jobs.results.tap import Result
 from napipatch.report.findings import Finding, Severity
 
 

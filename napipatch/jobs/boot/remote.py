@@ -33,11 +33,12 @@ from pathlib import Path
 
 from napipatch import fileio
 from napipatch.errors import NapipatchError
-from napipatch.jobs import boot as bootmod
-from napipatch.jobs import initramfs, targets
-from napipatch.jobs.build import Builder
+from napipatch.jobs import targets
+from napipatch.jobs.boot import result as bootmod
+from napipatch.jobs.boot.console import BEGIN, END
+from napipatch.jobs.build.builder import Builder
 from napipatch.jobs.executor import InfraError, JobResult
-from napipatch.jobs.verdicts import boot_findings, tap_counts, tap_lines
+from napipatch.jobs.results.verdicts import boot_findings, tap_counts, tap_lines
 from napipatch.report.findings import Finding, Severity
 
 HOST_KEYS = ("host", "user", "port", "key", "iface", "boot", "install", "peer", "addr", "netns",
@@ -151,8 +152,8 @@ class Ssh:
 
 def plan_command(h: RemoteHost, workdir: str) -> str:
     env = f"DEV={shlex.quote(h.iface)} PEER={shlex.quote(h.peer)} ADDR={shlex.quote(h.addr)} REMOTE=1"
-    inner = (f"echo {initramfs.BEGIN}; env {env} sh {workdir}/plan.sh; "
-             f"echo \"{initramfs.END} rc=$?\"")
+    inner = (f"echo {BEGIN}; env {env} sh {workdir}/plan.sh; "
+             f"echo \"{END} rc=$?\"")
     if h.netns:
         return f"ip netns exec {shlex.quote(h.netns)} sh -c {shlex.quote(inner)}"
     return f"sh -c {shlex.quote(inner)}"
@@ -237,7 +238,7 @@ class RemoteJob:
             log.parent.mkdir(parents=True, exist_ok=True)
             fileio.atomic_write(log, out + err)
             tests = bootmod.parse_tap(out)
-            m = re.search(initramfs.END + r" rc=(\d+)", out)
+            m = re.search(END + r" rc=(\d+)", out)
             res = bootmod.BootResult(kernel=kernel, console=out, console_log=log,
                                      seconds=round(time.monotonic() - t0, 1), finished=bool(m),
                                      timed_out=hung, plan_rc=int(m.group(1)) if m else None,

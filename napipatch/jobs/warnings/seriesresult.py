@@ -8,8 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from napipatch.jobs.attribute import Attributor
 from napipatch.jobs.executor import JobResult
+from napipatch.jobs.warnings.attribute import Attributor
 from napipatch.kernel.kbuildout import Diag, LineMap, new_against
 from napipatch.report.findings import Finding, Severity
 from napipatch.tree import gitutil

@@ -1,8 +1,8 @@
-"""The jobs that run on a machine with the kernel tree: build every patch
-(``BuildJob``) and boot the tip in QEMU (``BootJob``).
+"""Boot the series tip in QEMU (``BootJob``): the target's test plan and,
+with the vng backend, the kernel's selftests, in one guest.
 
 A job is plain data plus ``run(progress) -> JobResult``; executors
-(``executor``, ``distributed``) decide where it runs.
+(``jobs.executor``, ``jobs.distributed``) decide where it runs.
 """
 
 from __future__ import annotations
@@ -11,63 +11,20 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from napipatch.jobs import boot as bootmod
-from napipatch.jobs import selfrun, targets
-from napipatch.jobs.build import Builder, Step
+from napipatch.jobs import targets
+from napipatch.jobs.boot import qemu, selfrun
+from napipatch.jobs.boot.result import BootResult
+from napipatch.jobs.build.builder import Builder
 from napipatch.jobs.executor import JobResult
-from napipatch.jobs.verdicts import (
+from napipatch.jobs.results.verdicts import (
     boot_findings,
     selftest_counts,
     selftest_findings,
     selftest_lines,
-    step_findings,
     tap_counts,
     tap_lines,
 )
 from napipatch.report.findings import Finding, Severity
-
-
-@dataclass
-class BuildJob:
-    """Build the base, then each applied commit in order, for one target."""
-
-    repo: Path
-    target: str
-    base: str
-    commits: list[str]  # the applied patches' commits, in order
-    cache: Path
-    jobs: int = 2
-    kind: str = "build"
-
-    def run(self, progress) -> JobResult:
-        t0 = time.monotonic()
-        target = targets.load(self.target)
-        steps: list[Step] = []
-        with Builder(self.repo, target, self.cache, jobs=self.jobs, progress=progress) as b:
-            for i, commit in enumerate([self.base] + self.commits):
-                label = "base" if i == 0 else f"patch-{i}"
-                progress(f"{target.name}: building {label} ({commit[:12]})")
-                steps.append(b.step(i, commit, label))
-            obj = b.dirs.obj
-        findings = step_findings(target.name, steps)
-        status = "fail" if any(f.severity is Severity.ERROR for f in findings) else "pass"
-        summary = "\n".join(
-            f"{'base' if s.patch == 0 else f'patch {s.patch}':>9}  {s.commit[:12]}  "
-            f"{'ok' if s.ok else 'FAILED':6} {s.seconds:7.1f} s  {s.rebuilt:5} compiled  "
-            f"{len(s.new_warnings)} new warnings  log: {s.log}" for s in steps)
-        findings.append(Finding(check="build", severity=Severity.INFO, patch=0,
-                                message=f"built {target.name}: base + {len(self.commits)} patch"
-                                        f"{'es' if len(self.commits) != 1 else ''}, {status}",
-                                details=summary))
-        return JobResult(kind="build", target=target.name, status=status, findings=findings,
-                         seconds=round(time.monotonic() - t0, 1),
-                         data={"steps": [_step_data(s) for s in steps], "obj": str(obj)})
-
-
-def _step_data(s: Step) -> dict:
-    return {"patch": s.patch, "commit": s.commit, "ok": s.ok, "seconds": s.seconds,
-            "rebuilt": s.rebuilt, "log": str(s.log), "errors": [d.text for d in s.errors],
-            "new_warnings": [d.text for d in s.new_warnings], "missing": s.missing}
 
 
 @dataclass
@@ -105,7 +62,7 @@ class BootJob:
                 res = guest.res
             else:
                 progress(f"{target.name}: booting {self.commit[:12]} in QEMU (TCG)")
-                res = bootmod.boot(kernel, target, b.dirs.root, timeout=self.timeout,
+                res = qemu.boot(kernel, target, b.dirs.root, timeout=self.timeout,
                                    progress=progress)
         findings = boot_findings(target.name, res, self.patch) + self._selftest_findings(guest)
         status = "fail" if any(f.severity is Severity.ERROR for f in findings) else "pass"
@@ -128,7 +85,7 @@ class BootJob:
                                  guest.res.not_run)
 
 
-def _boot_data(res: bootmod.BootResult, guest: selfrun.GuestRun | None) -> dict:
+def _boot_data(res: BootResult, guest: selfrun.GuestRun | None) -> dict:
     return {"seconds": res.seconds, "finished": res.finished, "timed_out": res.timed_out,
             "console_log": str(res.console_log), "backend": res.backend, "accel": res.accel,
             "tests": [{"n": t.n, "status": t.status, "name": t.description, "reason": t.reason,

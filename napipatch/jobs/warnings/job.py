@@ -24,10 +24,16 @@ from pathlib import Path
 
 from napipatch.errors import NapipatchError
 from napipatch.jobs.executor import JobResult
-from napipatch.jobs.warnconfigs import CONFIGS, WarnConfig, missing, missing_line
-from napipatch.jobs.warnselect import PatchChanges, Pick, changes, select
-from napipatch.jobs.warntree import WarnTree
-from napipatch.kernel.kbuildout import Diag, LineMap, ObjectOutput, new_against, object_of_source
+from napipatch.jobs.warnings.configs import CONFIGS, WarnConfig, missing, missing_line
+from napipatch.jobs.warnings.select import PatchChanges, Pick, changes, select
+from napipatch.jobs.warnings.tree import WarnTree
+from napipatch.kernel.kbuildout import (
+    Diag,
+    LineMap,
+    ObjectOutput,
+    new_against,
+    object_of_source,
+)
 from napipatch.report.findings import Finding, Severity
 
 DEFAULT_LIMIT = 50

@@ -17,9 +17,7 @@ from pathlib import Path
 
 from napipatch import fileio
 from napipatch.errors import NapipatchError
-
-BEGIN = "NAPIPATCH-PLAN-BEGIN"
-END = "NAPIPATCH-PLAN-END"
+from napipatch.jobs.boot.console import BEGIN, END
 
 INIT = f"""#!/bin/sh
 /bin/busybox mkdir -p /proc /sys /dev /tmp /sbin /usr/bin /usr/sbin

@@ -26,12 +26,12 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from napipatch.jobs.attribute import Attributor
-from napipatch.jobs.build import build_root, tree_key
+from napipatch.jobs.build.builder import build_root, tree_key
 from napipatch.jobs.executor import JobResult
-from napipatch.jobs.warnconfigs import missing, missing_line
-from napipatch.jobs.warnings import could_not_run
-from napipatch.jobs.seriesresult import SeriesJob, series_result
+from napipatch.jobs.warnings.attribute import Attributor
+from napipatch.jobs.warnings.configs import missing, missing_line
+from napipatch.jobs.warnings.job import could_not_run
+from napipatch.jobs.warnings.seriesresult import SeriesJob, series_result
 from napipatch.kernel.includers import kernel_file
 from napipatch.kernel.kbuildout import Diag
 from napipatch.tree import gitutil

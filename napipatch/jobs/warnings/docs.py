@@ -22,12 +22,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from napipatch.errors import NapipatchError
-from napipatch.jobs.attribute import Attributor
 from napipatch.jobs.executor import JobResult
-from napipatch.jobs.seriesresult import SeriesJob, series_result
-from napipatch.jobs.warnconfigs import missing, missing_line
-from napipatch.jobs.warnings import could_not_run
-from napipatch.jobs.warntree import WarnTree
+from napipatch.jobs.warnings.attribute import Attributor
+from napipatch.jobs.warnings.configs import missing, missing_line
+from napipatch.jobs.warnings.job import could_not_run
+from napipatch.jobs.warnings.seriesresult import SeriesJob, series_result
+from napipatch.jobs.warnings.tree import WarnTree
 from napipatch.kernel.kbuildout import Diag, Paths
 from napipatch.tree import gitutil
 

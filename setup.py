@@ -1,0 +1,7 @@
+"""Package discovery for setuptools: every package under napipatch/, plus
+the three top-level folders pyproject.toml's package-dir maps into it."""
+
+from setuptools import find_packages, setup
+
+setup(packages=find_packages(include=["napipatch", "napipatch.*"])
+      + ["napipatch.checks", "napipatch.templates", "napipatch.targets"])
