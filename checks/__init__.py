@@ -1,15 +1,43 @@
 """The checks: one module each, declaring one check with ``@check(...)``.
 
 A module holds a docstring in four sections (What it catches / Why a
-reviewer cares / Example / Fix) and one ``run(ctx)`` that yields findings,
+reviewer cares / Example / Fix) and one ``run`` that yields findings,
 declared here with what the engine needs to know about it. The engine's
 registry (napipatch.engine.registry) discovers and validates them.
+
+Two kinds, one declaration. A static check (``needs`` diff, scripts or
+tree) is ``run(ctx)`` on the mails and the applied tree, by the engine. A
+job check (``needs`` build or boot) reads the result of a job that builds
+or boots the applied series (``job``, one of ``JOBS``): ``run(job)`` gets
+that job's outcome (``napipatch.pipeline.jobchecks.JobOutcome``) and
+returns the findings that are this check's, or None when the job has no
+result for it (a busybox boot runs no selftests). Several checks may read
+one job (``build-w1`` and ``sparse`` one W=1 C=1 build): it runs once.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Callable
+
+# The jobs a job check reads, and what each does. Per-target jobs run once
+# for each target (virtio-net, idpf) and give one result per target
+# (``build/virtio-net``); the others give one result per check.
+JOBS = {
+    "build": "builds the base and every applied patch, for each target",
+    "boot": "boots the series tip in QEMU for each bootable target: its test plan and the "
+            "kernel selftests",
+    "remote": "boots the series tip on each target's real host over SSH and runs its plan",
+    "warnings-w1": "gcc x86_64 allmodconfig W=1 C=1 on the objects each patch can change",
+    "warnings-32bit": "gcc ARCH=i386 allmodconfig W=1 on the objects each patch can change",
+    "warnings-clang": "clang LLVM=1 allmodconfig W=1 on the objects each patch can change",
+    "cocci": "coccicheck on the touched files, base against tip",
+    "htmldocs": "the kernel's Sphinx build of the touched documents, base against tip",
+}
+PER_TARGET_JOBS = ("build", "boot", "remote")
+# `napipatch test warnings`: NIPA's three build tests, then coccinelle and the
+# docs build on the touched files.
+WARNING_JOBS = ("warnings-w1", "warnings-32bit", "warnings-clang", "cocci", "htmldocs")
 
 
 @dataclass(frozen=True)
@@ -21,7 +49,9 @@ class Declaration:
         summary: one line for ``checks list`` and the README's table.
         scope: ``patch`` (run on each patch) or ``series`` (once).
         needs: ``diff`` (the mails; uses a tree when given), ``scripts``
-            (the tree's trusted scripts), ``tree`` (the patch applied).
+            (the tree's trusted scripts), ``tree`` (the patch applied);
+            ``build`` (a compiler) or ``boot`` (a guest or a host) for a
+            job check.
         version: bump it when results change; part of the cache key.
         needs_applied: a ``tree`` check that also runs on a patch that did
             not apply (``apply`` itself).
@@ -44,6 +74,7 @@ class Declaration:
             zygote (``napipatch.engine.zygote``) the engine starts when the
             run begins, for a tool whose start-up is most of its time; the
             check asks it with ``zygote.ask(id, request, timeout)``.
+        job: for a job check, the job whose result it reads (``JOBS``).
     """
 
     id: str
@@ -57,15 +88,20 @@ class Declaration:
     files: tuple[str, ...] = ()
     preload: tuple[str, ...] = ()
     zygote: bool = False
+    job: str = ""
+
+    @property
+    def is_job(self) -> bool:
+        return bool(self.job)
 
 
 def check(*, id: str, summary: str, scope: str, needs: str, version: int = 1,
           needs_applied: bool = True, nipa: tuple[str, ...] = (),
           nipa_needs_tree: bool = False, files: tuple[str, ...] = (),
-          preload: tuple[str, ...] = (), zygote: bool = False):
-    """Declare the decorated ``run(ctx)`` as a check (validated at discovery)."""
+          preload: tuple[str, ...] = (), zygote: bool = False, job: str = ""):
+    """Declare the decorated ``run`` as a check (validated at discovery)."""
     decl = Declaration(id, summary, scope, needs, version, needs_applied, tuple(nipa),
-                       nipa_needs_tree, tuple(files), tuple(preload), zygote)
+                       nipa_needs_tree, tuple(files), tuple(preload), zygote, job)
 
     def mark(fn: Callable):
         fn.declaration = decl

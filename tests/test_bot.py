@@ -797,7 +797,7 @@ def test_bot_with_jobs_reports_a_build_break(cli, tmp_path, inbox, kernel_tree, 
                        extra="", skip=("checkpatch", "callsites", "ynl", "kdoc", "cachelines"))
     cfg.write_text(cfg.read_text().replace("incomplete_after = 3600",
                                            'incomplete_after = 3600\njobs = true\ntargets = ["virtio-net"]'
-                                           '\nwarnings = ["32bit"]'))
+                                           '\nwarnings = ["build-32bit"]'))
     inbox.deliver(*[f.read_bytes().split(b"\n", 1)[1] for f in sorted(out.glob("*.patch"))])
     once(cli, cfg, env={"NAPIPATCH_BUILD_DIR": str(build_dir)})
     mails = sorted((tmp_path / "out").glob("*.eml"))

@@ -104,14 +104,14 @@ def test_without_a_dictionary_checkpatch_says_so_once(kernel_tree, base_commit, 
     """No codespell: checkpatch still runs, and one warning says spelling was not checked."""
     import napipatch.checks.checkpatch as mod
     from napipatch import config as configmod
-    from napipatch.engine import run as runmod
+    from napipatch.pipeline import run as runmod
     from napipatch.mails.mail import read_patch_dir
     from napipatch.mails.series import assemble
     monkeypatch.setattr(mod, "codespell_dictionary", lambda: None)   # forked units inherit it
     d, _line = _typo_series(kernel_tree, base_commit, tmp_path)
     series = assemble(read_patch_dir(d), str(d))
     cfg = configmod.Config(cache_dir=str(tmp_path / "cache"))
-    report = runmod.run_checks(series, cfg, tree=kernel_tree, only=["checkpatch"],
+    report = runmod.run(series, cfg, kernel_tree, only=["checkpatch"],
                                use_cache=False)
     assert [(f.severity.value, f.patch, f.message.split(":")[0]) for f in report.findings] == \
         [("warning", 0, "no codespell dictionary on this machine")]

@@ -188,7 +188,7 @@ def test_warnings_jobs_run_on_the_build_queue(cli, tmp_path, redis_url, workers,
                 "\tdev_kfree_skb(skb); /* napipatch */\n")
     c = commit_files(kernel_tree, base_commit, {path: text}, "dummy: comment")
     d = format_patch(kernel_tree, f"{base_commit}..{c}", tmp_path / "series")
-    cp = cli("test", "warnings", d, "--tree", kernel_tree, "--only", "32bit", "--format", "json",
+    cp = cli("test", "warnings", d, "--tree", kernel_tree, "--only", "build-32bit", "--format", "json",
              env={"GIT_CONFIG_GLOBAL": str(gc), "NAPIPATCH_BUILD_DIR": str(tmp_path / "nobuild")})
     assert cp.returncode == 0, (cp.stdout[-2000:], cp.stderr[-2000:], w.text()[-2000:])
     import json
@@ -338,8 +338,9 @@ def test_hung_remote_plan_still_reports_and_exits_2(tmp_path, sshd, veth_netns, 
     boot=none: the loopback host is this machine, so the kernel copied
     there (any file: it is never booted) is only carried, not run."""
     from napipatch.jobs.boot.remote import RemoteJob
+    from napipatch.engine.registry import discover
     from napipatch.jobs.executor import LocalExecutor
-    from napipatch.jobs.run import add_result
+    from napipatch.pipeline.jobchecks import results_of
     from napipatch.mails.mail import read_patch_dir
     from napipatch.mails.series import assemble
     from napipatch.report.model import Report
@@ -370,7 +371,8 @@ def test_hung_remote_plan_still_reports_and_exits_2(tmp_path, sshd, veth_netns, 
     v5 = Path(__file__).resolve().parent.parent / "series/threaded-busy-poll/v5"
     report = Report(series=assemble(read_patch_dir(v5), str(v5)), tree=str(kernel_tree),
                     base=base_commit, base_why="test")
-    add_result(report, res)
+    for result, findings in results_of([discover()["remote"]], res):
+        report.add(result, findings)
     assert report.exit_code == 2
     text = render_report(report, "text")
     assert "remote/idpf" in text and "timed out" in text, text

@@ -21,7 +21,7 @@ from conftest import LORE
 
 from napipatch import config as configmod
 from napipatch.engine import registry
-from napipatch.engine import run as runmod
+from napipatch.pipeline import run as runmod
 from napipatch.engine.forked import run_forked
 from napipatch.errors import NapipatchError
 from napipatch.mails.mail import read_mbox
@@ -85,12 +85,12 @@ def _checks(marker: str) -> dict[str, registry.CheckInfo]:
 def test_many_timeouts_in_one_process_leave_nothing_behind(tmp_path, monkeypatch):
     marker = f"napipatch-soak-{uuid.uuid4().hex}"
     fake = _checks(marker)
-    monkeypatch.setattr(runmod, "discover", lambda: fake)
+    monkeypatch.setattr(runmod, "load", lambda: registry.Registry(fake, []))
     cfg = configmod.Config(cache_dir=str(tmp_path / "cache"), check_timeout=0.5, jobs=4)
     series = assemble(read_mbox(V4), str(V4))
 
     def one_round():
-        report = runmod.run_checks(series, cfg, use_cache=False)
+        report = runmod.run(series, cfg, use_cache=False)
         status = {c.id: c.status for c in report.checks}
         assert status == {"child": "timeout", "grandchild": "timeout", "spin": "timeout",
                           "quick": "warn"}

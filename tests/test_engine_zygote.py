@@ -14,7 +14,7 @@ from conftest import LORE
 
 from napipatch import config as configmod
 from napipatch.engine import registry, zygote
-from napipatch.engine import run as runmod
+from napipatch.pipeline import run as runmod
 from napipatch.mails.mail import read_mbox
 from napipatch.mails.series import assemble
 
@@ -98,9 +98,9 @@ def test_units_with_nothing_to_read_start_no_process_and_a_zygote_serves_the_res
                                              serve=_serve),
                                      files=("net/core/*",), zygote=True),
     }
-    monkeypatch.setattr(runmod, "discover", lambda: fake)
+    monkeypatch.setattr(runmod, "load", lambda: registry.Registry(fake, []))
     cfg = configmod.Config(cache_dir=str(tmp_path / "cache"), check_timeout=30, jobs=2)
-    report = runmod.run_checks(series, cfg, use_cache=False)
+    report = runmod.run(series, cfg, use_cache=False)
 
     def said(check):
         return sorted(f.message for f in report.findings if f.check == check)
@@ -135,8 +135,8 @@ def test_a_diff_the_engine_cannot_read_still_runs_the_unit_which_says_why(tmp_pa
         return []
     fake = {"py": registry.CheckInfo("py", "py", "patch", "diff", 1,
                                      _module("fake_py2", reads_the_diff), files=("*.nothing",))}
-    monkeypatch.setattr(runmod, "discover", lambda: fake)
+    monkeypatch.setattr(runmod, "load", lambda: registry.Registry(fake, []))
     cfg = configmod.Config(cache_dir=str(tmp_path / "cache"), check_timeout=30, jobs=2)
-    report = runmod.run_checks(series, cfg, use_cache=False)
+    report = runmod.run(series, cfg, use_cache=False)
     assert [c.status for c in report.checks] == ["error"]
     assert any("cannot be parsed" in f.message for f in report.findings)

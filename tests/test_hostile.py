@@ -236,7 +236,7 @@ def test_grep_word_lists_are_bounded():
 def test_a_late_check_is_a_timeout_and_the_report_still_comes(tmp_path, monkeypatch):
     from napipatch import config as configmod
     from napipatch.engine import registry
-    from napipatch.engine import run as runmod
+    from napipatch.pipeline import run as runmod
     from napipatch.mails.mail import read_mbox
     from napipatch.mails.series import assemble
     from napipatch.report.render import render_report
@@ -245,11 +245,11 @@ def test_a_late_check_is_a_timeout_and_the_report_still_comes(tmp_path, monkeypa
     slow.run = lambda ctx: time.sleep(30) or []
     real = registry.discover()
     fake = dict(real, slow=registry.CheckInfo("slow", "sleeps", "series", "diff", 1, slow))
-    monkeypatch.setattr(runmod, "discover", lambda: fake)
+    monkeypatch.setattr(runmod, "load", lambda: registry.Registry(fake, []))
     cfg = configmod.Config(cache_dir=str(tmp_path / "cache"), check_timeout=1.0, jobs=2)
     series = assemble(read_mbox(V4), str(V4))
     t0 = time.monotonic()
-    report = runmod.run_checks(series, cfg, only=["slow", "subject", "signoff"], use_cache=False)
+    report = runmod.run(series, cfg, only=["slow", "subject", "signoff"], use_cache=False)
     assert time.monotonic() - t0 < 10
     status = {c.id: c.status for c in report.checks}
     assert status["slow"] == "timeout"

@@ -303,11 +303,18 @@ LAYERS: dict[str, set[str]] = {
     "engine": {"checks", "kernel", "tree", "mails", "report", "config"} | FOUNDATION,
     "store": {"tree", "mails", "report"} | FOUNDATION,
     "jobs": {"kernel", "tree", "mails", "report"} | FOUNDATION,
-    "bench": {"engine", "jobs", "store", "kernel", "tree", "mails", "report", "config"} | FOUNDATION,
-    "send": {"engine", "store", "kernel", "tree", "mails", "report", "config"} | FOUNDATION,
-    "bot": {"engine", "jobs", "store", "kernel", "tree", "mails", "report", "config"} | FOUNDATION,
-    "cli": {"bench", "bot", "send", "engine", "jobs", "store", "kernel", "tree", "mails",
-            "report", "config"} | FOUNDATION,
+    # The pipeline: apply once, the engine's static checks, the jobs' job
+    # checks, one report; every front-end below runs it.
+    "pipeline": {"engine", "jobs", "checks", "kernel", "tree", "mails", "report",
+                 "config"} | FOUNDATION,
+    "bench": {"pipeline", "engine", "jobs", "store", "kernel", "tree", "mails", "report",
+              "config"} | FOUNDATION,
+    "send": {"pipeline", "engine", "store", "kernel", "tree", "mails", "report",
+             "config"} | FOUNDATION,
+    "bot": {"pipeline", "engine", "checks", "jobs", "store", "kernel", "tree", "mails", "report",
+            "config"} | FOUNDATION,
+    "cli": {"pipeline", "checks", "bench", "bot", "send", "engine", "jobs", "store", "kernel",
+            "tree", "mails", "report", "config"} | FOUNDATION,
     "__main__": {"cli"},
     "templates": set(),
     "targets": set(),
@@ -706,3 +713,24 @@ def test_synthetic_git_started_outside_the_layer_is_found(tmp_path):
     # Without the exceptions, the layer's own use shows up too.
     assert "pkg/tree/gitlayer.py:5: pkg.tree.gitlayer runs git (subprocess.run)" in \
         git_outside_layer(tmp_path, "pkg", "nothing", set())
+
+
+@pytest.mark.parametrize("plant, unit, other", [
+    ("napipatch/engine/run.py", "engine", "pipeline"),   # the engine may not reach up
+    ("napipatch/jobs/executor.py", "jobs", "pipeline"),  # nor may the jobs
+    ("napipatch/pipeline/run.py", "pipeline", "cli"),    # the pipeline is below every front-end
+])
+def test_a_planted_violation_of_the_real_layers_is_found(tmp_path, plant, unit, other):
+    """The real package with one import against LAYERS added: the contract
+    names it, the pipeline layer included."""
+    import shutil
+    for name, d in package_dirs(ROOT).items():
+        dest = tmp_path / d.relative_to(ROOT)
+        shutil.copytree(d, dest, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(ROOT / "pyproject.toml", tmp_path)
+    assert layer_violations(tmp_path, LAYERS) == []
+    target = {"pipeline": "napipatch.pipeline.run", "cli": "napipatch.cli.common"}[other]
+    with open(tmp_path / plant, "a") as f:
+        f.write(f"\n\ndef _planted():\n    import {target}  # noqa\n")
+    got = layer_violations(tmp_path, LAYERS)
+    assert len(got) == 1 and got[0].endswith(f"{unit} may not import {other}"), got

@@ -70,7 +70,7 @@ def test_a_diff_only_run_forecasts_success_only_where_it_knows(cli, tmp_path):
         assert row["kdoc"] == {"state": "unknown", "description": "not run: needs --tree"}
         assert row["apply"]["state"] == "unknown"
         assert row["build_clang"]["state"] == "unknown"
-        assert "`napipatch test warnings` runs it" in row["build_clang"]["description"]
+        assert "not selected (--only build-clang)" in row["build_clang"]["description"]
         assert row["ai-review"]["state"] == "unknown"
         assert row["tree_selection"] == {"state": "success",
                                          "description": "Clearly marked for net-next"}
@@ -86,7 +86,8 @@ def test_a_diff_only_run_forecasts_success_only_where_it_knows(cli, tmp_path):
     text = cli("check", d).stdout
     assert "NIPA forecast, what patchwork will show (s success, w warning, F fail, ? not known " \
         "here):\n  1 2\n" in text
-    assert "  ? ?  build_allmodconfig_warn, build_32bit, build_clang: an allmodconfig build" in text
+    assert "  ? ?  build_allmodconfig_warn: not run here: build-w1, sparse not selected " \
+        "(--only build-w1,sparse)" in text
     assert "  s ?  build_tools: builds every selftest" in text
 
 
@@ -185,7 +186,7 @@ def test_a_context_no_selected_check_answers_is_unknown():
     r = _report([], [])
     r.coverage = {"checkpatch": ["checkpatch"]}
     fc = forecast(r)
-    assert fc[0]["checkpatch"].description == "not run here: checkpatch not selected"
+    assert fc[0]["checkpatch"].description == "not run here: checkpatch not selected (--only checkpatch)"
     assert fc[0]["ai-review"].description == "an AI review service: napipatch does not run one"
 
 
@@ -212,10 +213,14 @@ def test_build_contexts_come_from_the_warnings_jobs_and_a_sampled_header_is_unkn
     assert [row["build_clang"].state for row in fc] == ["success", "unknown", "success", "success"]
     assert fc[1]["build_clang"].description.startswith("not every object NIPA builds was "
                                                         "compiled here")
-    # without the jobs, `check`'s forecast says what would answer them
-    unrun = forecast(_report([], []))
-    assert unrun[0]["build_clang"].state == "unknown"
-    assert "`napipatch test warnings` runs it" in unrun[0]["build_clang"].description
+    # without the jobs, `check`'s forecast names the job checks that would answer them
+    from napipatch.engine.outcomes import coverage
+    from napipatch.engine.registry import discover
+    unrun = _report([], [])
+    unrun.coverage = coverage(discover().values())
+    cell = forecast(unrun)[0]["build_clang"]
+    assert (cell.state, cell.description) == \
+        ("unknown", "not run here: build-clang not selected (--only build-clang)")
 
 
 def test_a_finding_states_only_nipa_states():

@@ -27,8 +27,15 @@ PLANTED = {
     "zz_syntax": GOOD_DOC + "def run(ctx:\n",
     "zz_twice": GOOD_DOC + HEAD + "@check(id='subject', summary='s', scope='patch', needs='diff')\n"
                 "def run(ctx):\n    return []\n",
-    "zz_build": GOOD_DOC + HEAD + "@check(id='zz-build', summary='s', scope='patch', needs='build')\n"
+    "zz_build": GOOD_DOC + HEAD + "@check(id='zz-build', summary='s', scope='patch', needs='compile')\n"
                 "def run(ctx):\n    return []\n",
+    "zz_nojob": GOOD_DOC + HEAD + "@check(id='zz-nojob', summary='s', scope='patch', needs='build')\n"
+                "def run(job):\n    return []\n",
+    "zz_badjob": GOOD_DOC + HEAD + "@check(id='zz-badjob', summary='s', scope='patch', "
+                 "needs='build', job='warnings-w2', nipa=('build_allmodconfig_wrn',))\n"
+                 "def run(job):\n    return []\n",
+    "zz_jobdiff": GOOD_DOC + HEAD + "@check(id='zz-jobdiff', summary='s', scope='patch', "
+                  "needs='diff', job='build')\ndef run(ctx):\n    return []\n",
     "zz_nipa": GOOD_DOC + HEAD + "@check(id='zz-nipa', summary='s', scope='patch', needs='diff', "
                "nipa=('checkpatch', 'check_patch'))\ndef run(ctx):\n    return []\n",
 }
@@ -38,7 +45,10 @@ REASONS = {
     "zz_nodoc": "docstring lacks the sections What it catches, Why a reviewer cares, Example, Fix",
     "zz_syntax": "does not import: SyntaxError:",
     "zz_twice": "check id 'subject' is taken already",
-    "zz_build": "needs 'build' is not one of diff, scripts, tree",
+    "zz_build": "needs 'compile' is not one of diff, scripts, tree, build, boot",
+    "zz_nojob": "job '' is not one of build, boot, remote, warnings-w1",
+    "zz_badjob": "nipa: 'build_allmodconfig_wrn' is no NIPA test",
+    "zz_jobdiff": "job 'build' is for needs build or boot, not 'diff'",
     "zz_nipa": "nipa: 'check_patch' is no NIPA test (napipatch/report/nipa.py lists them)",
 }
 
@@ -49,7 +59,7 @@ def test_every_shipped_check_is_valid_with_its_four_doc_sections():
     assert len(reg.checks) >= 13
     for c in reg.checks.values():
         assert registry.problems(registry.Declaration(c.id, c.summary, c.scope, c.needs,
-                                                      c.version), c.doc) == [], c.id
+                                                      c.version, job=c.job), c.doc) == [], c.id
         for section in registry.SECTIONS:
             assert f"\n{section}:\n" in f"\n{c.doc}\n", (c.id, section)
 
@@ -93,8 +103,9 @@ def test_a_broken_check_module_does_not_stop_the_others_and_is_never_clean(tmp_p
     # the real checks ran and reported as usual
     assert "[subject] no subsystem prefix in 'Add support to set napi threaded" in cp.stdout
     diff_checks = sum(1 for c in registry.discover().values() if c.needs == "diff")
-    assert f"{diff_checks} of {diff_checks + 7} checks completed; 7 crashed: zz_build, " \
-        "zz_nipa, zz_nodecl" in cp.stdout   # without a tree only the diff checks run
+    n = len(PLANTED)
+    assert f"{diff_checks} of {diff_checks + n} checks completed; {n} crashed: zz_badjob, " \
+        "zz_build, zz_jobdiff, zz_nipa, zz_nodecl" in cp.stdout   # without a tree only the diff checks run
 
 
 def test_checks_list_names_a_broken_module_in_one_line(tmp_path):

@@ -111,8 +111,9 @@ def test_error_findings_and_a_crash_exit_3_not_1(cli, tmp_path):
 
 def test_an_infrastructure_failure_of_a_job_is_no_result_not_a_pass():
     """An unreachable idpf host or a full disk: the series was not tested there."""
+    from napipatch.engine.registry import discover
     from napipatch.jobs.executor import infra_result
-    from napipatch.jobs.run import add_result
+    from napipatch.pipeline.jobchecks import results_of
     from napipatch.mails.mail import read_mbox
     from napipatch.mails.series import assemble
     from napipatch.report.model import CheckResult, Report
@@ -120,7 +121,9 @@ def test_an_infrastructure_failure_of_a_job_is_no_result_not_a_pass():
 
     report = Report(series=assemble(read_mbox(V4), str(V4)), tree=None, base=None, base_why="")
     report.add(CheckResult("build/virtio-net", "pass", 1.0), [])
-    add_result(report, infra_result("remote", "idpf", "host 10.0.0.2 unreachable", 3))
+    for result, findings in results_of([discover()["remote"]],
+                                       infra_result("remote", "idpf", "host 10.0.0.2 unreachable", 3)):
+        report.add(result, findings)
     assert (report.verdict, report.exit_code) == ("error", 2)
     text = render_report(report, "text")
     assert "NOT CHECKED: remote/idpf could not run" in text

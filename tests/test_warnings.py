@@ -78,7 +78,7 @@ def test_w1_warning_is_new_once_and_a_moved_one_is_not(warnings_run, kernel_tree
         ("dummy: keep the length", {DUMMY: warn}),
         ("dummy: comment the xmit path", {DUMMY: moved}),
     ])
-    rc, report = warnings_run(d, "w1")
+    rc, report = warnings_run(d, "build-w1", "sparse")
     assert rc == 0  # warnings, no errors
     found = _found(report, "build-w1")
     assert [(f["patch"], f["file"]) for f in found] == [(1, DUMMY)], found
@@ -108,7 +108,7 @@ def test_sparse_endianness_warning(warnings_run, kernel_tree, base_commit, tmp_p
                  "\tskb->mark = napipatch_mark;\n")
     d = _series(kernel_tree, base_commit, tmp_path, "sparse",
                 [("dummy: mark packets with their length", {DUMMY: text})])
-    rc, report = warnings_run(d, "w1")
+    rc, report = warnings_run(d, "build-w1", "sparse")
     assert rc == 0
     found = _found(report, "sparse")
     assert len(found) == 1, found
@@ -131,7 +131,7 @@ def test_clang_only_warning(warnings_run, kernel_tree, base_commit, tmp_path):
                  "\tskb->mark = napipatch_len;\n")
     d = _series(kernel_tree, base_commit, tmp_path, "clang",
                 [("dummy: clamp the mark", {DUMMY: text})])
-    rc, report = warnings_run(d, "w1", "clang")
+    rc, report = warnings_run(d, "build-w1", "sparse", "build-clang")
     assert rc == 0
     found = _found(report, "build-clang")
     assert [(f["patch"], f["file"]) for f in found] == [(1, DUMMY)], found
@@ -156,7 +156,7 @@ def test_32bit_only_warning_and_a_build_error(warnings_run, kernel_tree, base_co
         ("dummy: say the size", {DUMMY: text}),
         ("dummy: call something that does not exist", {DUMMY: broken}),
     ])
-    rc, report = warnings_run(d, "w1", "32bit")
+    rc, report = warnings_run(d, "build-w1", "sparse", "build-32bit")
     assert rc == 1
     found = _found(report, "build-32bit")
     assert [(f["patch"], f["file"]) for f in found] == [(1, DUMMY)], found
@@ -185,7 +185,7 @@ def test_clean_series_is_silent_in_all_three(warnings_run, kernel_tree, base_com
         ("dummy: comment the xmit path", {DUMMY: c_text}),
         ("eql: comment the header", {header: h_text}),
     ])
-    rc, report = warnings_run(d, "w1", "32bit", "clang")
+    rc, report = warnings_run(d, "build-w1", "sparse", "build-32bit", "build-clang")
     assert rc == 0, report["findings"]
     assert not [f for f in report["findings"] if f["severity"] != "info"], report["findings"]
     for context in ("build_allmodconfig_warn", "build_32bit", "build_clang"):
@@ -270,7 +270,7 @@ def test_missing_toolchain_is_one_line_naming_the_package(cli, kernel_tree, base
     d = _series(kernel_tree, base_commit, tmp_path, "noclang", [
         ("dummy: comment", {DUMMY: _xmit(kernel_tree, base_commit, "\t/* napipatch */\n")}),
     ])
-    cp = cli("test", "warnings", d, "--tree", kernel_tree, "--only", "clang",
+    cp = cli("test", "warnings", d, "--tree", kernel_tree, "--only", "build-clang",
              env={"PATH": str(bindir), "NAPIPATCH_BUILD_DIR": str(tmp_path / "build")})
     assert cp.returncode == 2, (cp.stdout, cp.stderr)
     assert "build-clang could not run: clang, ld.lld, llvm-ar" in cp.stdout

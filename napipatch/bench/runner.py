@@ -32,7 +32,7 @@ from napipatch.bench.experiment import load as load_experiment
 from napipatch.bench.plan import parse, script
 from napipatch.bench.workload import HostServers
 from napipatch.bench.workload import build as build_workload
-from napipatch.engine.run import apply_series
+from napipatch.pipeline.run import apply as apply_series
 from napipatch.errors import NapipatchError
 from napipatch.jobs import targets
 from napipatch.jobs.boot import qemu as bootmod

@@ -12,8 +12,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from napipatch import tomlconf
+from napipatch.checks import WARNING_JOBS
+from napipatch.engine.registry import discover
 from napipatch.jobs import targets as targetdata
-from napipatch.jobs.warnings.configs import WARNING_JOBS
 
 POLICIES = ("problems", "always")
 
@@ -42,7 +43,7 @@ class BotConfig:
     incomplete_after: float
     jobs: bool
     targets: list[str]  # empty: every target
-    warnings: list[str]  # `test warnings` jobs run with jobs (w1, 32bit, clang, cocci, htmldocs)
+    warnings: list[str]  # `test warnings` checks run with jobs (build-w1, sparse, ...)
     tree_path: Path | None
     branches: dict[str, str]
     remote: str
@@ -191,10 +192,11 @@ def _check_settings(path: Path, data: dict) -> None:
             raise tomlconf.error(path, ("bot", "targets", i), f"no such target {t!r} "
                                  f"(known: {', '.join(targetdata.names())})")
         targetdata.load(t)  # a broken target stops the bot now, not at its first job
+    known = warning_checks()
     for i, w in enumerate(_strings(bot["warnings"])):
-        if w not in WARNING_JOBS:
-            raise tomlconf.error(path, ("bot", "warnings", i), f"no such job {w!r} "
-                                 f"(known: {', '.join(WARNING_JOBS)})")
+        if w not in known:
+            raise tomlconf.error(path, ("bot", "warnings", i), f"no such check {w!r} "
+                                 f"(known: {', '.join(known)})")
     _check_address(path, ("reply", "from"), reply["from"])
     for key in ("to", "cc"):
         for i, v in enumerate(_strings(reply[key])):
@@ -232,3 +234,8 @@ def _build(path: Path, base: Path, data: dict, inboxes: list[Inbox]) -> BotConfi
         only=_strings(checks["only"]) or None,
         skip=_strings(checks["skip"]) or None,
     )
+
+
+def warning_checks() -> list[str]:
+    """The ids ``bot.warnings`` takes: the checks of `napipatch test warnings`."""
+    return [c.id for c in discover().values() if c.job in WARNING_JOBS]

@@ -36,10 +36,9 @@ from napipatch.bot.config import BotConfig
 from napipatch.bot.faults import crash_point
 from napipatch.bot.ingest import ingest
 from napipatch.bot.state import State
-from napipatch.engine.run import run_checks
 from napipatch.errors import NapipatchError
-from napipatch.jobs import targets as targetdata
-from napipatch.jobs.flow import JobPlan, check_then_test
+from napipatch.pipeline.plan import JobPlan
+from napipatch.pipeline.run import run
 from napipatch.mails.series import Series, check_size
 from napipatch.report.model import Report
 
@@ -197,25 +196,22 @@ class Bot:
         return report, choice
 
     def _check_on(self, series: Series, choice: trees.TreeChoice) -> Report:
-        """The shared flow on the chosen tree: apply once, the configured
-        checks ("behind" measured against the branch), then bot.jobs."""
+        """The one pipeline on the chosen tree: apply once, the configured
+        checks ("behind" measured against the branch), then with bot.jobs the
+        builds, boots and bot.warnings' build tests."""
         engine_cfg = configmod.load(choice.repo)
+        jobs = self.cfg.jobs and choice.repo is not None
+        warnings = set(self.cfg.warnings) if jobs else set()
 
-        def check(applied):
-            return run_checks(series, engine_cfg, applied=applied, only=self.cfg.only,
-                              skip=self.cfg.skip, branch=choice.branch)
+        def default(c) -> bool:
+            if not c.is_job:
+                return True
+            return c.id in warnings or (jobs and c.job in ("build", "boot"))
 
-        return check_then_test(series, engine_cfg, choice.repo, check, base=choice.base,
-                               plan=self._plan(choice), progress=lambda msg: log.info("%s", msg))
-
-    def _plan(self, choice: trees.TreeChoice) -> JobPlan | None:
-        """With bot.jobs: build every patch for the targets and boot the
-        bootable ones (make -j: napipatch.jobs of the tree's config)."""
-        if not self.cfg.jobs or choice.repo is None:
-            return None
-        names = self.cfg.targets or targetdata.names()
-        return JobPlan(builds=names, boots=[n for n in names if targetdata.load(n).boot is not None],
-                       warnings=self.cfg.warnings)
+        plan = JobPlan(targets=self.cfg.targets or None)
+        return run(series, engine_cfg, choice.repo, base=choice.base, only=self.cfg.only,
+                   skip=self.cfg.skip, default=default, plan=plan, branch=choice.branch,
+                   progress=lambda msg: log.info("%s", msg))
 
     def _report(self, s, head: dict, series: Series, report: Report, choice: trees.TreeChoice,
                 res: PassResult) -> None:

@@ -25,8 +25,12 @@ TARGET_HELP = ("NAME[@vN] in the store, a format-patch directory, an mbox, "
                "a revision range or branch in --tree (default: this repository), "
                "or - for a mail or mbox on stdin. None: this branch's b4 prep "
                "series, else its commits over @{upstream}.")
-ONLY = typer.Option(None, "--only", help="Run only these check ids (comma separated).")
-SKIP = typer.Option(None, "--skip", help="Skip these check ids.")
+ONLY = typer.Option(None, "--only", help="Run only these checks: ids, repeatable or comma "
+                    "separated (`napipatch checks list`; job checks such as build-w1 too).")
+SKIP = typer.Option(None, "--skip", help="Skip these checks (ids, repeatable or comma separated).")
+TREE = typer.Option(None, "--tree", help="Kernel tree (git) to work in (napipatch.tree).")
+# --repo was the name some commands had for --tree: still accepted, not shown.
+REPO_ALIAS = typer.Option(None, "--repo", hidden=True)
 FORMAT = typer.Option("text", "--format", help="text, json, markdown, terse "
                       "(one FILE:LINE: ERROR|WARNING: line per finding, for b4 prep --check) "
                       "or b4-review (b4 review's CI JSON).")
@@ -56,12 +60,21 @@ def tree_of(cfg: configmod.Config, tree: Optional[Path]) -> Optional[Path]:
     return Path(cfg.tree).expanduser() if cfg.tree else None
 
 
-def check_ids(value: Optional[str]) -> Optional[list[str]]:
-    """``--only``/``--skip``: comma-separated check ids, each one known."""
-    ids = [v.strip() for v in value.split(",") if v.strip()] if value else None
+def check_ids(values: Optional[list[str]]) -> Optional[list[str]]:
+    """``--only``/``--skip``: check ids, repeated or comma separated (both
+    alike: ``--only a --only b,c``), each one known; None when none given."""
+    ids = list(dict.fromkeys(v.strip() for value in values or [] for v in value.split(",")
+                             if v.strip()))
     if ids:
         select(discover(), ids, None)  # an unknown id: one-line error, exit 2
-    return ids
+    return ids or None
+
+
+def one_tree(tree: Optional[Path], repo: Optional[Path]) -> Optional[Path]:
+    """``--tree``, or the hidden ``--repo`` alias (both: they must agree)."""
+    if tree is not None and repo is not None and tree != repo:
+        raise NapipatchError("--repo", f"is another name for --tree; given both ({repo}, {tree})")
+    return tree if tree is not None else repo
 
 
 def check_format(fmt: str) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Optional
+from typing import Callable, Optional
 
 import typer
 from rich.console import Console
@@ -14,19 +14,25 @@ from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from napipatch.cli.common import (
     BASE,
     FORMAT,
+    ONLY,
+    REPO_ALIAS,
+    SKIP,
     TARGET_HELP,
+    TREE,
     check_format,
+    check_ids,
     finish,
     load_config,
+    one_tree,
     store,
     tree_of,
 )
-from napipatch.engine.run import run_checks
+from napipatch.checks import WARNING_JOBS
+from napipatch.engine.registry import CheckInfo
 from napipatch.errors import NapipatchError
 from napipatch.jobs import targets as targetsmod
-from napipatch.jobs.flow import JobPlan, check_then_test
-from napipatch.jobs.run import remote_targets
-from napipatch.jobs.warnings.configs import WARNING_JOBS
+from napipatch.pipeline.plan import JobPlan, known
+from napipatch.pipeline.run import run
 from napipatch.report.render import render_report
 from napipatch.store.inputs import resolve
 
@@ -77,105 +83,108 @@ class _Progress:
         self.p.update(self.task, description=msg[:150])
 
 
-def _drive(cfg, tree, series, base: Optional[str], fmt: str, plan: JobPlan,
-           checks: bool = False, use_cache: bool = True) -> None:
-    """The one flow (apply once; the checks, all of them with ``checks``,
-    else only ``apply``; then ``plan``'s jobs) under a progress display, then
-    the report and its exit status."""
-    def check(applied):
-        return run_checks(series, cfg, applied=applied, only=None if checks else ["apply"],
-                          use_cache=use_cache)
-
+def _drive(target: str, tree: Optional[Path], base: Optional[str], fmt: str,
+           default: Callable[[CheckInfo], bool], plan: JobPlan,
+           only: Optional[list[str]], skip: Optional[list[str]], whole: bool = False,
+           use_cache: bool = True, need_remote: bool = False) -> None:
+    """The one pipeline (apply once; the checks ``default`` keeps, or
+    ``--only``'s; their jobs on ``plan``'s targets) under a progress display,
+    then the report and its exit status. ``whole``: forecast every NIPA
+    test, not only those the chosen checks answer for."""
+    only_l, skip_l = check_ids(only), check_ids(skip)
+    cfg, tree, series = _load(target, tree, fmt)
+    if need_remote and not plan.remotes(cfg):
+        raise NapipatchError("napipatch.idpf.host", "no remote host configured "
+                             "(git config napipatch.idpf.host HOST, napipatch.idpf.iface IFACE)")
     with _Progress() as prog:
-        report = check_then_test(series, cfg, tree, check, base=base, use_cache=use_cache,
-                                 plan=plan, progress=prog)
-    if not checks:
+        report = run(series, cfg, tree, base=base, only=only_l, skip=skip_l, default=default,
+                     use_cache=use_cache, plan=plan, progress=prog)
+    if not whole:
         report.scope_forecast_to_results()
     sys.stdout.write(render_report(report, fmt, colour=fmt == "text" and sys.stdout.isatty()))
     finish(report, series.source or series.name)
 
 
-def _targets(names: list[str] | None, bootable: bool = False) -> list[str]:
-    known = targetsmod.names()
-    names = names or known
-    for n in names:
-        if n not in known:
-            raise NapipatchError(n, f"no such target (known: {', '.join(known)})")
-    if bootable:
-        names = [n for n in names if targetsmod.load(n).boot is not None]
-    return names
+def _ids(*ids: str) -> Callable[[CheckInfo], bool]:
+    """A default selection: ``apply`` (a patch that does not apply is what
+    stops the jobs) and the checks named."""
+    return lambda c: c.id in ("apply", *ids)
 
 
-_TREE = typer.Option(None, "--tree", help="Kernel tree (git) to build in (napipatch.tree).")
+def _warning_jobs(c: CheckInfo) -> bool:
+    """The checks of `napipatch test warnings`: NIPA's build tests, cocci, htmldocs."""
+    return c.job in WARNING_JOBS
+
+
+
 _JOBS = typer.Option(None, "--jobs", "-j", help="make -j (default: napipatch.jobs).")
+_TARGETS = typer.Option(None, "--target", help="virtio-net or idpf (repeatable; default: all).")
 
 
 @test_app.command("build")
-def build_cmd(target: str = typer.Argument(..., help=TARGET_HELP), tree: Optional[Path] = _TREE,
-              base: Optional[str] = BASE,
-              targets: Optional[list[str]] = typer.Option(None, "--target", help="virtio-net or idpf (repeatable; default: all)."),
-              jobs: Optional[int] = _JOBS, fmt: str = FORMAT):
-    """Build the base and then every patch in order (incremental); exit 1 on build errors."""
-    cfg, tree, series = _load(target, tree, fmt)
-    _drive(cfg, tree, series, base, fmt, JobPlan(builds=_targets(targets), jobs=jobs))
+def build_cmd(target: str = typer.Argument(..., help=TARGET_HELP), tree: Optional[Path] = TREE,
+              repo: Optional[Path] = REPO_ALIAS, base: Optional[str] = BASE,
+              targets: Optional[list[str]] = _TARGETS, jobs: Optional[int] = _JOBS,
+              fmt: str = FORMAT, only: Optional[list[str]] = ONLY,
+              skip: Optional[list[str]] = SKIP):
+    """Build the base and then every patch in order (incremental): the `build`
+    check; exit 1 on build errors."""
+    _drive(target, one_tree(tree, repo), base, fmt, _ids("build"),
+           JobPlan(targets=known(targets) if targets else None, jobs=jobs), only, skip)
 
 
 @test_app.command("boot")
-def boot_cmd(target: str = typer.Argument(..., help=TARGET_HELP), tree: Optional[Path] = _TREE,
-             base: Optional[str] = BASE,
+def boot_cmd(target: str = typer.Argument(..., help=TARGET_HELP), tree: Optional[Path] = TREE,
+             repo: Optional[Path] = REPO_ALIAS, base: Optional[str] = BASE,
              targets: Optional[list[str]] = typer.Option(None, "--target", help="A bootable target (virtio-net)."),
              jobs: Optional[int] = _JOBS, fmt: str = FORMAT,
-             timeout: Optional[float] = typer.Option(None, "--timeout", help="Seconds before a hung guest is killed (default: the target's plus each selftest's).")):
-    """Build the series tip and boot it (virtme-ng): the target's test plan and the
-    kernel selftests the series changes or the target lists; exit 1 on failures."""
-    cfg, tree, series = _load(target, tree, fmt)
-    names = _targets(targets, bootable=not targets)
-    for n in names:
+             timeout: Optional[float] = typer.Option(None, "--timeout", help="Seconds before a hung guest is killed (default: the target's plus each selftest's)."),
+             only: Optional[list[str]] = ONLY, skip: Optional[list[str]] = SKIP):
+    """Build the series tip and boot it (virtme-ng): the `boot` and `selftest`
+    checks, the target's test plan and the kernel selftests the series changes
+    or the target lists; exit 1 on failures."""
+    for n in known(targets or []):
         if targetsmod.load(n).boot is None:
             raise NapipatchError(n, "is build-only: QEMU has no model for it (use `napipatch test build`)")
-    _drive(cfg, tree, series, base, fmt, JobPlan(boots=names, jobs=jobs, timeout=timeout))
+    _drive(target, one_tree(tree, repo), base, fmt, _ids("boot", "selftest"),
+           JobPlan(boot_targets=targets or None, jobs=jobs, timeout=timeout), only, skip)
 
 
 @test_app.command("remote")
-def remote_cmd(target: str = typer.Argument(..., help=TARGET_HELP), tree: Optional[Path] = _TREE,
-               base: Optional[str] = BASE,
+def remote_cmd(target: str = typer.Argument(..., help=TARGET_HELP), tree: Optional[Path] = TREE,
+               repo: Optional[Path] = REPO_ALIAS, base: Optional[str] = BASE,
                targets: Optional[list[str]] = typer.Option(None, "--target", help="A target with a host in napipatch.TARGET.host (idpf)."),
-               jobs: Optional[int] = _JOBS, fmt: str = FORMAT):
-    """Build the series tip, boot it on the target's real host over SSH, run the plan there."""
-    cfg, tree, series = _load(target, tree, fmt)
-    names = targets or remote_targets(cfg)
-    if not names:
-        raise NapipatchError("napipatch.idpf.host", "no remote host configured "
-                             "(git config napipatch.idpf.host HOST, napipatch.idpf.iface IFACE)")
-    _drive(cfg, tree, series, base, fmt, JobPlan(remotes=names, jobs=jobs))
+               jobs: Optional[int] = _JOBS, fmt: str = FORMAT,
+               only: Optional[list[str]] = ONLY, skip: Optional[list[str]] = SKIP):
+    """Build the series tip, boot it on the target's real host over SSH, run the
+    plan there: the `remote` check."""
+    _drive(target, one_tree(tree, repo), base, fmt, _ids("remote"),
+           JobPlan(remote_targets=targets or None, jobs=jobs), only, skip, need_remote=True)
 
 
 @test_app.command("warnings")
-def warnings_cmd(target: str = typer.Argument(..., help=TARGET_HELP), tree: Optional[Path] = _TREE,
-                 base: Optional[str] = BASE,
-                 only: Optional[list[str]] = typer.Option(None, "--only", help=f"Run only these (repeatable): {', '.join(WARNING_JOBS)}."),
+def warnings_cmd(target: str = typer.Argument(..., help=TARGET_HELP), tree: Optional[Path] = TREE,
+                 repo: Optional[Path] = REPO_ALIAS, base: Optional[str] = BASE,
+                 only: Optional[list[str]] = ONLY, skip: Optional[list[str]] = SKIP,
                  jobs: Optional[int] = _JOBS, fmt: str = FORMAT):
     """New warnings per patch, as the netdev CI's build tests would see them: gcc
-    W=1 + sparse, i386 and clang allmodconfig on the objects each patch can change,
-    then coccinelle and the docs build on the touched files; exit 1 on build errors."""
-    names = list(dict.fromkeys(only)) if only else list(WARNING_JOBS)
-    for n in names:
-        if n not in WARNING_JOBS:
-            raise NapipatchError(n, f"unknown (known: {', '.join(WARNING_JOBS)})")
-    cfg, tree, series = _load(target, tree, fmt)
-    _drive(cfg, tree, series, base, fmt, JobPlan(warnings=names, jobs=jobs))
+    W=1 + sparse, i386 and clang allmodconfig on the objects each patch can change
+    (build-w1, sparse, build-32bit, build-clang), then coccinelle and the docs
+    build on the touched files (cocci, htmldocs); exit 1 on build errors."""
+    _drive(target, one_tree(tree, repo), base, fmt,
+           lambda c: c.id == "apply" or _warning_jobs(c), JobPlan(jobs=jobs), only, skip)
 
 
 @test_app.command("run")
-def run_cmd(target: str = typer.Argument(..., help=TARGET_HELP), tree: Optional[Path] = _TREE,
-            base: Optional[str] = BASE, jobs: Optional[int] = _JOBS, fmt: str = FORMAT,
+def run_cmd(target: str = typer.Argument(..., help=TARGET_HELP), tree: Optional[Path] = TREE,
+            repo: Optional[Path] = REPO_ALIAS, base: Optional[str] = BASE,
+            jobs: Optional[int] = _JOBS, fmt: str = FORMAT,
             timeout: Optional[float] = typer.Option(None, "--timeout", help="Boot timeout in seconds."),
             no_cache: bool = typer.Option(False, "--no-cache", help="Ignore cached check results."),
-            warnings: bool = typer.Option(True, "--warnings/--no-warnings", help="Also the jobs of `test warnings` (the netdev CI's build tests).")):
-    """Checks, then a build of every patch for every target, the build warnings, then the boots."""
-    cfg, tree, series = _load(target, tree, fmt)
-    # Real hardware too where a host is configured (idpf over SSH).
-    plan = JobPlan(builds=_targets(None), boots=_targets(None, bootable=True),
-                   remotes=remote_targets(cfg), jobs=jobs, timeout=timeout,
-                   warnings=list(WARNING_JOBS) if warnings else [])
-    _drive(cfg, tree, series, base, fmt, plan, checks=True, use_cache=not no_cache)
+            warnings: bool = typer.Option(True, "--warnings/--no-warnings", help="Also the checks of `test warnings` (the netdev CI's build tests); --no-warnings is --skip of them."),
+            only: Optional[list[str]] = ONLY, skip: Optional[list[str]] = SKIP):
+    """Every check: the static ones, then a build of every patch for every target,
+    the build warnings, the boots, and the real hosts configured."""
+    _drive(target, one_tree(tree, repo), base, fmt,
+           (lambda c: True) if warnings else (lambda c: not _warning_jobs(c)),
+           JobPlan(jobs=jobs, timeout=timeout), only, skip, whole=True, use_cache=not no_cache)

@@ -5,7 +5,8 @@ reviewer cares / Example / Fix) and one function ``run(ctx)`` declared with
 ``@check(...)`` (napipatch.checks): its id, one-line summary, scope ("patch" | "series"), what
 it needs ("diff": runs from the mails alone and uses a tree when given;
 "scripts": needs the tree's trusted scripts but not the patch applied;
-"tree": needs the patch applied in a tree), its version (part of the cache
+"tree": needs the patch applied in a tree; "build" or "boot": a job check,
+reading the result of ``job``, one of ``napipatch.checks.JOBS``), its version (part of the cache
 key: bump it when results change), and the NIPA tests it answers for
 (names from ``napipatch.report.nipa``; ``nipa_needs_tree`` when a "diff"
 check answers them only with a tree), the paths it reads (``files``: a
@@ -30,13 +31,15 @@ from dataclasses import dataclass
 from types import ModuleType
 
 import napipatch.checks
-from napipatch.checks import Declaration
+from napipatch.checks import JOBS, Declaration
 from napipatch.engine.cache import fingerprint
 from napipatch.errors import NapipatchError
 from napipatch.report import nipa as nipa_contexts
 
 SCOPES = ("patch", "series")
-NEEDS = ("diff", "scripts", "tree")
+STATIC_NEEDS = ("diff", "scripts", "tree")
+JOB_NEEDS = ("build", "boot")
+NEEDS = STATIC_NEEDS + JOB_NEEDS
 SECTIONS = ("What it catches", "Why a reviewer cares", "Example", "Fix")
 _ID = re.compile(r"^[a-z][a-z0-9-]{1,30}$")
 
@@ -56,6 +59,13 @@ class CheckInfo:
     files: tuple[str, ...] = ()
     preload: tuple[str, ...] = ()
     zygote: bool = False
+    job: str = ""
+
+    @property
+    def is_job(self) -> bool:
+        """A check that reads a build or boot job's result (run by the
+        pipeline after the static checks), not one the engine runs."""
+        return bool(self.job)
 
     @property
     def fingerprint(self) -> str:
@@ -110,6 +120,13 @@ def problems(decl: Declaration, doc: str, module: ModuleType | None = None) -> l
     for what, values in (("files", decl.files), ("preload", decl.preload)):
         if not all(isinstance(v, str) and v for v in values):
             out.append(f"{what} must be non-empty strings")
+    if decl.needs in JOB_NEEDS and decl.job not in JOBS:
+        out.append(f"job {decl.job!r} is not one of {', '.join(JOBS)} "
+                   f"(needs {decl.needs!r} is a job check's)")
+    if decl.needs in STATIC_NEEDS and decl.job:
+        out.append(f"job {decl.job!r} is for needs build or boot, not {decl.needs!r}")
+    if decl.job and (decl.zygote or decl.files or decl.preload):
+        out.append("a job check runs no unit of its own: no files=, preload= or zygote=")
     if decl.zygote and not all(callable(getattr(module, f, None)) for f in ("warm", "serve")):
         out.append("zygote=True needs module functions warm() and serve(request)")
     missing = [s for s in SECTIONS if not re.search(rf"^{s}:\s*$", doc, re.MULTILINE)]
@@ -142,7 +159,8 @@ def _load_one(name: str) -> CheckInfo | Broken:
     return CheckInfo(id=decl.id, summary=decl.summary, scope=decl.scope, needs=decl.needs,
                      version=decl.version, module=m, needs_applied=decl.needs_applied,
                      nipa=decl.nipa, fn=fns[0], nipa_needs_tree=decl.nipa_needs_tree,
-                     files=decl.files, preload=decl.preload, zygote=decl.zygote)
+                     files=decl.files, preload=decl.preload, zygote=decl.zygote,
+                     job=decl.job)
 
 
 def load() -> Registry:
@@ -168,9 +186,17 @@ def discover() -> dict[str, CheckInfo]:
 
 
 def select(all_checks: dict[str, CheckInfo], only: list[str] | None,
-           skip: list[str] | None) -> list[CheckInfo]:
+           skip: list[str] | None,
+           default: Callable[[CheckInfo], bool] | None = None) -> list[CheckInfo]:
+    """The checks ``only`` names (else those ``default`` keeps, else all),
+    less ``skip``; an unknown id is a one-line error."""
     for name in (only or []) + (skip or []):
         if name not in all_checks:
             raise NapipatchError(name, f"no such check (known: {', '.join(all_checks)})")
-    return [c for c in all_checks.values()
-            if (not only or c.id in only) and c.id not in (skip or [])]
+    keep = (lambda c: c.id in only) if only else (default or (lambda c: True))
+    return [c for c in all_checks.values() if keep(c) and c.id not in (skip or [])]
+
+
+def static(check: CheckInfo) -> bool:
+    """``napipatch check``'s default: the checks that need no build or boot."""
+    return not check.is_job

@@ -21,10 +21,14 @@ from napipatch.report.findings import Finding, Severity
 class JobResult:
     kind: str
     target: str
-    status: str  # pass | fail | error
+    status: str  # pass | warn | fail, or error | timeout (no result)
     findings: list[Finding] = field(default_factory=list)
     seconds: float = 0.0
     data: dict[str, Any] = field(default_factory=dict)
+
+    def of(self, check: str) -> list[Finding]:
+        """The findings made under the id ``check`` (a job check's own)."""
+        return [f for f in self.findings if f.check == check]
 
 
 class Job(Protocol):

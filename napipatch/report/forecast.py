@@ -104,7 +104,8 @@ def _from_checks(report: Report, ctx: Context, n: int) -> Cell:
     if not results:
         ids = report.coverage.get(ctx.name)
         if ids:
-            return Cell("unknown", f"not run here: {', '.join(ids)} not selected")
+            return Cell("unknown", f"not run here: {', '.join(ids)} not selected "
+                                   f"(--only {','.join(ids)})")
         return Cell("unknown", ctx.note or "napipatch has no check for it")
     hits = _findings_of(report, results, ctx, n)
     worst = max((s for s, _ in hits if s != "unknown"), key=RANK.__getitem__,

@@ -106,15 +106,6 @@ class Context:
     answered: str = ""
 
 
-# The build tests are answered by `napipatch test warnings` (jobs.warnings),
-# whose checks are not in the registry: the note says so where they did not run.
-_BUILD = "an allmodconfig build at the patch and its parent: `napipatch test warnings` runs it"
-
-
-def _built(checks: str) -> str:
-    return f"`napipatch test warnings` ({checks}, on the objects each patch can change)"
-
-
 # Why a build context is unknown though its job ran (a finding says which
 # header and how many objects): NIPA compiles everything, napipatch a sample.
 _SAMPLED = ("not every object NIPA builds was compiled here (a changed header's includers "
@@ -139,12 +130,11 @@ CONTEXTS: tuple[Context, ...] = (
     Context("ai-review", "series", "an AI review of the series",
             note="an AI review service: napipatch does not run one"),
     Context("build_allmodconfig_warn", "patch", "allmodconfig W=1 C=1 (sparse): fail when "
-            "the build fails or the count of warning lines grows", note=_BUILD,
-            answered=_built("build-w1, sparse"), partial=_SAMPLED),
+            "the build fails or the count of warning lines grows", partial=_SAMPLED),
     Context("build_32bit", "patch", "ARCH=i386 allmodconfig W=1: fail when warnings grow",
-            note=_BUILD, answered=_built("build-32bit"), partial=_SAMPLED),
+            partial=_SAMPLED),
     Context("build_clang", "patch", "LLVM=1 allmodconfig W=1: fail when warnings grow",
-            note=_BUILD, answered=_built("build-clang"), partial=_SAMPLED),
+            partial=_SAMPLED),
     Context("build_clang_rust", "patch", "LLVM=1 allmodconfig with Rust, when a .rs file "
             "changes: fail when warnings grow",
             note="a Rust-enabled clang build of the whole tree: napipatch does not build Rust",

@@ -35,11 +35,11 @@ from pathlib import Path
 from napipatch import fileio
 from napipatch.config import Config
 from napipatch.engine.registry import discover, select
-from napipatch.engine.run import run_checks
 from napipatch.errors import NapipatchError
 from napipatch.mails import mail as mailmod
 from napipatch.mails.mail import PatchMail
 from napipatch.mails.series import Series, assemble, name_from
+from napipatch.pipeline.run import run
 from napipatch.report.model import Report
 from napipatch.report.render import render_report
 from napipatch.tree import gitutil
@@ -215,7 +215,7 @@ def sendemail_validate(path: Path, cfg: Config, only: list[str] | None = None,
             continue
         one = Series(name=path.name, version=m.subject.version, cover=None, patches=[m],
                      source=str(path))
-        report = run_checks(one, cfg, only=patch_ids)
+        report = run(one, cfg, only=patch_ids)
         if report.findings or report.incomplete:
             err(_per_message_text(report, m))
         rc = max(rc, verdict("sendemail-validate", path.name, report, cfg, err))
@@ -247,7 +247,7 @@ def sendemail_validate(path: Path, cfg: Config, only: list[str] | None = None,
     except NapipatchError as exc:
         err(f"napipatch: note: sendemail-validate: series checks skipped: {exc.reason}")
         return 0
-    report = run_checks(series, cfg, only=series_ids)
+    report = run(series, cfg, only=series_ids)
     if report.findings or report.incomplete:
         err(render_report(report, "text"))
     rc = verdict("sendemail-validate", "the series", report, cfg, err)
@@ -325,7 +325,7 @@ def pre_push(repo: Path, lines: list[str], cfg: Config, only: list[str] | None =
                 f"patch series (limit {PUSH_LIMIT}); not checked")
             continue
         series = _series_from_commits(repo, commits, revargs, cfg.tree_tag, label)
-        report = run_checks(series, cfg, tree=repo, only=only, skip=skip)
+        report = run(series, cfg, repo, only=only, skip=skip)
         if report.findings or report.incomplete:
             err(render_report(report, "text"))
         got = verdict("pre-push", label, report, cfg, err)

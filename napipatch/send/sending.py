@@ -23,11 +23,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from napipatch.config import Config
-from napipatch.engine.run import run_checks
 from napipatch.errors import NapipatchError
 from napipatch.kernel.maintainers import get_maintainers, recipients
 from napipatch.mails.addresses import addresses, clean_address
 from napipatch.mails import mail as mailmod
+from napipatch.pipeline.run import run
 from napipatch.report.model import Report
 from napipatch.store.store import LORE_LINK, Store
 from napipatch.tree import gitutil
@@ -86,7 +86,7 @@ def send_series(store: Store, spec: str, cfg: Config, repo: Path | None = None,
     vdir = store.path(series.name) / vkey
     files = sorted(p for p in vdir.iterdir() if re.match(r"^\d{4}-.*\.patch$", p.name))
     repo = gitutil.require_repo(repo) if repo is not None else None
-    report = run_checks(series, cfg, tree=repo, only=only, skip=skip)
+    report = run(series, cfg, repo, only=only, skip=skip)
     outcome = Outcome(report=report)
     if not report.clean and not force:   # error findings, or not everything checked
         return outcome
@@ -101,7 +101,7 @@ def send_series(store: Store, spec: str, cfg: Config, repo: Path | None = None,
     outcome.to, outcome.cc = recipients(to_l, cc_l, wanted)
     if not outcome.to:
         raise NapipatchError(spec, "no recipients: pass --to, add to = [...] to series.toml, "
-                             "or --repo for the tree's get_maintainer.pl")
+                             "or --tree for the tree's get_maintainer.pl")
     domain = series.head.author_email.rpartition("@")[2].strip().lower()
     domain = domain if _DOMAIN.match(domain) else "napipatch.invalid"
     cwd = repo or Path.cwd()
@@ -164,7 +164,7 @@ def _record(store: Store, name: str, vkey: str, o: Outcome) -> None:
 def _tag(repo: Path | None, series) -> str:
     tag = f"{series.name}-v{series.version}"
     if repo is None:
-        return f"not tagged: no --repo to tag {tag} in"
+        return f"not tagged: no --tree to tag {tag} in"
     tip = series.patches[-1].commit
     sha = gitutil.resolve(repo, tip) if tip else None
     if not sha:

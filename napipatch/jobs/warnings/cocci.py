@@ -59,7 +59,7 @@ class CocciJob(SeriesJob):
             return series_result(CHECK, "coccinelle", att, [], [], [], 0.0, "no C file changed")
         gone = missing(TOOLS)
         if gone:
-            return could_not_run((CHECK,), CHECK, f"cocci could not run: {missing_line(gone)}",
+            return could_not_run(CHECK, CHECK, f"cocci could not run: {missing_line(gone)}",
                                  self.kind)
         trusted = scripts_root(self.repo, self.base, self.cache) / "scripts" / "coccinelle"
         scripts = sorted(p for p in trusted.rglob("*.cocci") if p.name not in IGNORED)

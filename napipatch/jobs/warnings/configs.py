@@ -80,10 +80,6 @@ CONFIGS: dict[str, WarnConfig] = {c.name: c for c in (
                describe="clang LLVM=1 allmodconfig W=1"),
 )}
 
-# What `napipatch test warnings` runs by default: the three build
-# configurations, then coccinelle and the docs build on the touched files.
-WARNING_JOBS = (*CONFIGS, "cocci", "htmldocs")
-
 
 def missing(tools) -> list[tuple[str, str]]:
     """(tool, package) for each tool that is not installed."""

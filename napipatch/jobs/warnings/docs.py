@@ -62,14 +62,14 @@ class DocsJob(SeriesJob):
                                  "no Documentation/ rst file changed")
         gone = missing(TOOLS)
         if gone:
-            return could_not_run((CHECK,), CHECK, f"htmldocs could not run: {missing_line(gone)}",
+            return could_not_run(CHECK, CHECK, f"htmldocs could not run: {missing_line(gone)}",
                                  self.kind)
         try:
             with WarnTree(self.repo, self.cache, progress, self.jobs) as wt:
                 before = self._build(wt, self.base, docs, dirs, "base")
                 after = self._build(wt, att.tip, docs, dirs, "tip")
         except NapipatchError as exc:
-            return could_not_run((CHECK,), CHECK, f"htmldocs could not run: {exc}", self.kind)
+            return could_not_run(CHECK, CHECK, f"htmldocs could not run: {exc}", self.kind)
         return series_result(CHECK, "htmldocs", att, before, after, docs,
                              round(time.monotonic() - t0, 1),
                              f"SPHINXDIRS={' '.join(dirs)} for {len(docs)} touched files")

@@ -11,9 +11,9 @@ patch stops building is a build error on the patch.
 Results: findings (``build-w1``, ``sparse``, ``build-32bit``,
 ``build-clang``), each with what it means to the netdev CI's test
 (``Finding.nipa``: a new warning fails it when the patch's warning count
-grows, as NIPA's does, though napipatch calls it a warning), and the NIPA test each check answers
-for (``data["nipa"]``); the report's NIPA forecast reads them like any
-check's.
+grows, as NIPA's does, though napipatch calls it a warning). The job
+checks of the same ids (checks/build_w1.py ...) declare the NIPA test each
+answers for; the report's NIPA forecast reads them like any check's.
 """
 
 from __future__ import annotations
@@ -93,8 +93,8 @@ class WarningsJob:
             return _result(cfg, steps, 0.0, round(time.monotonic() - t0, 1))
         gone = missing(cfg.tools())
         if gone:
-            return could_not_run(cfg.checks, cfg.name, f"{cfg.check} could not run: "
-                                 f"{missing_line(gone)}", self.kind, cfg.nipa)
+            return could_not_run(cfg.check, cfg.name, f"{cfg.check} could not run: "
+                                 f"{missing_line(gone)}", self.kind)
         try:
             with WarnTree(self.repo, self.cache, progress, self.jobs) as wt:
                 wt.checkout(self.base)
@@ -102,8 +102,8 @@ class WarningsJob:
                 prep = wt.prepare(cfg)
                 steps = self._walk(wt, cfg, plans, progress)
         except NapipatchError as exc:
-            return could_not_run(cfg.checks, cfg.name, f"{cfg.check} could not run: {exc}",
-                                 self.kind, cfg.nipa)
+            return could_not_run(cfg.check, cfg.name, f"{cfg.check} could not run: {exc}",
+                                 self.kind)
         return _result(cfg, steps, prep, round(time.monotonic() - t0, 1))
 
     def _walk(self, wt: WarnTree, cfg: WarnConfig, plans: list[PatchChanges], progress
@@ -209,13 +209,12 @@ def _group(diags: list[Diag], where: dict[int, str]) -> list[tuple[Diag, list[st
     return list(out.values())
 
 
-def could_not_run(checks, target: str, why: str, kind: str, nipa: str | None = None
-                  ) -> JobResult:
+def could_not_run(check: str, target: str, why: str, kind: str) -> JobResult:
     """A job that found a tool or the tree missing: status error, never
-    clean (its NIPA test, ``nipa``, is then unknown in the forecast)."""
-    f = Finding(check=checks[0], severity=Severity.WARNING, patch=0, message=why)
+    clean (its NIPA tests are then unknown in the forecast)."""
+    f = Finding(check=check, severity=Severity.WARNING, patch=0, message=why)
     return JobResult(kind=kind, target=target, status="error", findings=[f],
-                     data={"nipa": {c: nipa for c in checks}, "reason": why})
+                     data={"reason": why})
 
 
 # ---------------------------------------------------------------- results
@@ -239,7 +238,7 @@ def _result(cfg: WarnConfig, steps: list[Step], prep: float, seconds: float) -> 
     return JobResult(kind="warnings", target=cfg.name, status=status, findings=findings,
                      seconds=seconds,
                      data={"config": cfg.name, "describe": cfg.describe,
-                           "nipa": {c: cfg.nipa for c in cfg.checks}, "prepare_seconds": prep,
+                           "prepare_seconds": prep,
                            "patches": [s.to_json() for s in steps]})
 
 

@@ -1,7 +1,7 @@
 """The result of a check run once per series (coccinelle, the docs build):
 the tip's reports the base did not have, each put on the patch that wrote
-its line. NIPA runs both in its contest, not as patchwork tests, so they
-answer for no forecast context."""
+its line. NIPA runs both in its contest, not as patchwork tests, so their
+checks (checks/cocci.py, checks/htmldocs.py) answer for no forecast context."""
 
 from __future__ import annotations
 
@@ -52,6 +52,5 @@ def series_result(check: str, what: str, att: Attributor, before: list[Diag],
                             details="\n".join(notes or [])))
     return JobResult(kind=check, target=check, status="warn" if new else "pass",
                      findings=findings, seconds=seconds,
-                     data={"nipa": {check: None},
-                           "files": files, "reports_before": len(before),
+                     data={"files": files, "reports_before": len(before),
                            "reports_after": len(after)})
