@@ -42,7 +42,7 @@ class Config:
                            "where the series store lives (relative to the current directory)")
     lore_url: str = _key("napipatch.lore-url", "https://lore.kernel.org/all",
                          "public-inbox used by `series import MSGID` (b4)")
-    tree: str = _key("napipatch.tree", "", "default kernel tree for --tree/--repo")
+    tree: str = _key("napipatch.tree", "", "default kernel tree for --tree")
     tree_tag: str = _key("napipatch.tree-tag", "net-next",
                          "tree tag written into subjects by `series export`")
     cache_dir: str = _key("napipatch.cache-dir", str(_default_cache()),

@@ -16,7 +16,7 @@ from typing import Optional
 
 import typer
 
-from napipatch.cli import helpstyle
+from napipatch.cli import helpstyle, version
 from napipatch.cli.bench import bench_app
 from napipatch.cli.bot import bot_app
 from napipatch.cli.check import check, checks_app
@@ -47,10 +47,19 @@ app.add_typer(bench_app, name="bench")
 app.command("worker")(worker)
 
 
+def _version(value: bool) -> None:
+    if value:
+        typer.echo("\n".join(version.lines()))
+        raise typer.Exit(0)
+
+
 @app.callback()
 def _root(debug: bool = typer.Option(False, "--debug", help="Show tracebacks on errors."),
           store: Optional[Path] = typer.Option(
-              None, "--store", help="Series store directory (napipatch.series-dir).")):
+              None, "--store", help="Series store directory (napipatch.series-dir)."),
+          _show_version: bool = typer.Option(
+              False, "--version", callback=_version, is_eager=True,
+              help="Show napipatch's version and the b4, git and linters it found.")):
     state["debug"] = debug
     state["store"] = store
 

@@ -8,7 +8,7 @@ from typing import List, Optional
 
 import typer
 
-from napipatch.cli.common import ONLY, SKIP, check_ids, load_config
+from napipatch.cli.common import ONLY, REPO_ALIAS, SKIP, check_ids, load_config, one_tree
 from napipatch.errors import NapipatchError
 from napipatch.send import b4hooks, hookrun
 from napipatch.send.hooks import install, uninstall
@@ -18,15 +18,17 @@ hook_app = typer.Typer(help="git hooks that run napipatch before a series leaves
 
 @hook_app.command("install")
 def hook_install(
-    repo: Path = typer.Option(Path("."), "--repo", help="The git repository."),
+    tree: Optional[Path] = typer.Option(None, "--tree", help="The git repository (default: this one)."),
+    repo: Optional[Path] = REPO_ALIAS,
     sendemail: bool = typer.Option(False, "--sendemail", help="Install sendemail-validate (git send-email)."),
     pre_push: bool = typer.Option(False, "--pre-push", help="Install pre-push."),
     b4: bool = typer.Option(False, "--b4", help="Set b4's per-patch check commands "
                             "(b4 prep --check, b4 send, b4 am, b4 review) to run napipatch."),
-    only: Optional[str] = ONLY,
-    skip: Optional[str] = SKIP,
+    only: Optional[list[str]] = ONLY,
+    skip: Optional[list[str]] = SKIP,
 ):
     """Install the hooks (both git hooks unless one is named); a hook already there is chained."""
+    repo = one_tree(tree, repo) or Path(".")
     only_l, skip_l = check_ids(only), check_ids(skip)
     lines = b4hooks.install(repo) if b4 else []
     if sendemail or pre_push or not b4:
@@ -37,12 +39,14 @@ def hook_install(
 
 @hook_app.command("uninstall")
 def hook_uninstall(
-    repo: Path = typer.Option(Path("."), "--repo", help="The git repository."),
+    tree: Optional[Path] = typer.Option(None, "--tree", help="The git repository (default: this one)."),
+    repo: Optional[Path] = REPO_ALIAS,
     sendemail: bool = typer.Option(False, "--sendemail", help="Only sendemail-validate."),
     pre_push: bool = typer.Option(False, "--pre-push", help="Only pre-push."),
     b4: bool = typer.Option(False, "--b4", help="Only b4's check commands."),
 ):
     """Remove napipatch's hooks and put back the ones (and b4 settings) they replaced."""
+    repo = one_tree(tree, repo) or Path(".")
     lines = []
     if sendemail or pre_push or not b4:
         lines += uninstall(repo, sendemail, pre_push)
@@ -56,8 +60,8 @@ def hook_uninstall(
 def hook_run(
     name: str = typer.Argument(..., help="sendemail-validate or pre-push."),
     args: Optional[List[str]] = typer.Argument(None, help="What git passes the hook."),
-    only: Optional[str] = ONLY,
-    skip: Optional[str] = SKIP,
+    only: Optional[list[str]] = ONLY,
+    skip: Optional[list[str]] = SKIP,
 ):
     """What an installed hook runs (git calls it; exit 1 blocks)."""
     args = args or []

@@ -8,7 +8,16 @@ from typing import List, Optional
 
 import typer
 
-from napipatch.cli.common import ONLY, SKIP, check_ids, load_config, store, tree_of
+from napipatch.cli.common import (
+    ONLY,
+    REPO_ALIAS,
+    SKIP,
+    check_ids,
+    load_config,
+    one_tree,
+    store,
+    tree_of,
+)
 from napipatch.report.render import render_report
 from napipatch.send.sending import SendFailed, send_series
 
@@ -18,13 +27,15 @@ def send(
     dry_run: bool = typer.Option(False, "--dry-run", help="git send-email --dry-run: nothing leaves."),
     to: Optional[List[str]] = typer.Option(None, "--to", help="Another To address (repeatable)."),
     cc: Optional[List[str]] = typer.Option(None, "--cc", help="Another Cc address (repeatable)."),
-    repo: Optional[Path] = typer.Option(None, "--repo", help="Kernel tree: checks, get_maintainer.pl, tag (napipatch.tree)."),
+    tree: Optional[Path] = typer.Option(None, "--tree", help="Kernel tree: checks, get_maintainer.pl, tag (napipatch.tree)."),
+    repo: Optional[Path] = REPO_ALIAS,
     force: bool = typer.Option(False, "--force", help="Send even with error findings or "
                                "checks that gave no result."),
-    only: Optional[str] = ONLY,
-    skip: Optional[str] = SKIP,
+    only: Optional[list[str]] = ONLY,
+    skip: Optional[list[str]] = SKIP,
 ):
     """Check a stored version, send it with git send-email, record its Message-IDs, tag it."""
+    repo = one_tree(tree, repo)
     cfg = load_config(repo)
     repo = tree_of(cfg, repo)
     try:

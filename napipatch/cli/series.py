@@ -8,8 +8,8 @@ from typing import Optional
 import typer
 
 from napipatch.bench.cover import results as bench_results
-from napipatch.cli.common import load_config, read_text, store
-from napipatch.errors import printable
+from napipatch.cli.common import REPO_ALIAS, load_config, one_tree, read_text, store, tree_of
+from napipatch.errors import NapipatchError, printable
 from napipatch.store.exporting import export_series
 from napipatch.store.importing import import_series
 from napipatch.store.showing import range_diff, show
@@ -23,7 +23,7 @@ series_app = typer.Typer(help="The series store: import, export, list, show, dif
 def series_import(
     source: str = typer.Argument(..., help="An mbox file, a format-patch directory, or a Message-ID (fetched with b4 from napipatch.lore-url)."),
     name: Optional[str] = typer.Option(None, "--name", help="Store name (default: from the subject)."),
-    version: Optional[int] = typer.Option(None, "--version", "-v", help="Pick vN when the source holds several."),
+    version: Optional[int] = typer.Option(None, "--version", help="Pick vN when the source holds several."),
     cover_only: bool = typer.Option(False, "--cover-only", help="Record only the cover letter (history of an old version)."),
     force: bool = typer.Option(False, "--force", help="Replace a version already stored."),
 ):
@@ -39,9 +39,10 @@ def series_import(
 def series_export(
     revrange: str = typer.Argument(..., help="Commits to export, e.g. v6.12..HEAD or HEAD~4.."),
     name: str = typer.Option(..., "--name", help="Store name."),
-    version: Optional[int] = typer.Option(None, "--version", "-v", help="Version (default: next)."),
+    version: Optional[int] = typer.Option(None, "--version", help="Version (default: next)."),
     tree_tag: Optional[str] = typer.Option(None, "--tree-tag", help="Subject tree tag (napipatch.tree-tag, net-next)."),
-    repo: Path = typer.Option(Path("."), "--repo", help="The kernel repository."),
+    tree: Optional[Path] = typer.Option(None, "--tree", help="The kernel repository (default: this one)."),
+    repo: Optional[Path] = REPO_ALIAS,
     base: str = typer.Option("auto", "--base", help="format-patch --base (auto needs an upstream branch)."),
     title: Optional[str] = typer.Option(None, "--title", help="Cover letter subject (default: previous version's)."),
     blurb_file: Optional[Path] = typer.Option(None, "--blurb", help="File with the cover letter text (default: previous version's)."),
@@ -51,6 +52,7 @@ def series_export(
     allow_emulated: bool = typer.Option(False, "--allow-emulated", help="Allow an emulated (QEMU TCG) run for --bench; it is labelled emulated."),
 ):
     """git format-patch --base into series/NAME/vN with a rendered cover letter."""
+    repo = one_tree(tree, repo) or Path(".")
     cfg = load_config(repo)
     ch = changes or ""
     if ch.startswith("@"):
@@ -87,19 +89,23 @@ def series_show(spec: str = typer.Argument(..., help="NAME or NAME@vN")):
 
 @series_app.command("diff")
 def series_diff(name: str, va: str, vb: str,
-                repo: Path = typer.Option(..., "--repo", help="Kernel tree to apply both versions in."),
+                tree: Optional[Path] = typer.Option(None, "--tree", help="Kernel tree to apply both versions in (napipatch.tree)."),
+                repo: Optional[Path] = REPO_ALIAS,
                 base: Optional[str] = typer.Option(None, "--base", help="Base when a version has no base-commit.")):
     """git range-diff of two versions, each applied on its base (no checkout)."""
+    repo = _required_tree(tree, repo)
     cfg = load_config(repo)
     typer.echo(range_diff(store(cfg), name, va, vb, repo, base), nl=False)
 
 
 @series_app.command("apply")
 def series_apply(spec: str = typer.Argument(..., help="NAME or NAME@vN"),
-                 repo: Path = typer.Option(..., "--repo", help="The kernel tree."),
+                 tree: Optional[Path] = typer.Option(None, "--tree", help="The kernel tree (napipatch.tree)."),
+                 repo: Optional[Path] = REPO_ALIAS,
                  base: Optional[str] = typer.Option(None, "--base", help="Base when base-commit is absent or unknown."),
                  worktree: Optional[Path] = typer.Option(None, "--worktree", help="Where to create the worktree.")):
     """A new git worktree at the base with the patches applied by git am."""
+    repo = _required_tree(tree, repo)
     cfg = load_config(repo)
     s = store(cfg).load(spec)
     path = worktree or (cfg.cache / "worktrees" / f"{s.name}-v{s.version}")
@@ -108,3 +114,11 @@ def series_apply(spec: str = typer.Argument(..., help="NAME or NAME@vN"),
         typer.echo(f"napipatch: error: {printable(spec)}: {printable(res.failure)}", err=True)
         raise typer.Exit(1)
     typer.echo(f"{path}: {len(res.commits)} patches applied on {res.base[:12]} ({res.base_why})")
+
+
+def _required_tree(tree: Optional[Path], repo: Optional[Path]) -> Path:
+    """--tree (or --repo), else napipatch.tree; a one-line error when neither."""
+    got = tree_of(load_config(), one_tree(tree, repo))
+    if got is None:
+        raise NapipatchError("--tree", "needs a kernel tree (--tree or napipatch.tree)")
+    return got

@@ -10,7 +10,7 @@ from napipatch.jobs.distributed import run_worker
 
 def worker(queues: str = typer.Option("virtio-net", "--queues", "-Q",
                                       help="Target queues to serve, comma separated (virtio-net,idpf)."),
-           concurrency: int = typer.Option(1, "--concurrency", "-c",
+           concurrency: int = typer.Option(1, "--concurrency",
                                            help="Jobs at once (builds want the whole machine: 1)."),
            name: str = typer.Option("", "--name", "-n", help="Worker name (default: celery's).")):
     """Serve jobs from the broker in napipatch.broker-url (Redis)."""
