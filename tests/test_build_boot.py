@@ -166,7 +166,8 @@ def test_run_checks_builds_every_target_and_boots(run, kernel_tree, base_commit,
     rc, report = run("run", d)
     assert rc == 0, [f for f in report["findings"] if f["severity"] == "error"]
     checks = {c["id"]: c["status"] for c in report["checks"]}
-    assert checks["build/virtio-net"] == checks["build/idpf"] == checks["boot/virtio-net"] == "pass"
+    # completed, with the infos of what was built and booted
+    assert checks["build/virtio-net"] == checks["build/idpf"] == checks["boot/virtio-net"] == "info"
     assert "checkpatch" in checks  # the review checks ran first
     assert {f["check"] for f in report["findings"]} >= {"build", "boot"}
 

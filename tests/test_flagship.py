@@ -41,5 +41,5 @@ def test_v5_boots_busy_polls_and_passes_napi_threaded_check(cli, kernel_tree, bu
     # the same boot ran nl_netdev.py from the v5 tip (patch 5 adds the case)
     results = {f["message"] for f in data["findings"] if f["check"] == "selftest"}
     assert "virtio-net: selftest net:nl_netdev.py:napi_threaded_check ok" in results, results
-    assert {c["id"]: c["status"] for c in data["checks"]}["selftest/virtio-net"] == "pass"
+    assert {c["id"]: c["status"] for c in data["checks"]}["selftest/virtio-net"] == "info"
     assert "with vng under " in info["message"] and "selftests: " in info["message"]
