@@ -22,7 +22,6 @@ from napipatch.report.model import Report
 
 _STATUS = {"success": "pass", "warning": "warn", "fail": "fail", "unknown": "unknown"}
 _SEV = {"error": "fail", "warning": "warn", "info": "pass"}
-_WORDS = {"crashed": "crashed", "timeout": "timed out", "error": "could not run"}
 
 
 def _plural(n: int, word: str) -> str:
@@ -35,8 +34,7 @@ def _findings_entry(report: Report) -> dict:
                                 f"{f.file}: " if f.file else "") + f.message}
                for f in report.findings]
     details += [{"status": "fail", "context": c.id,
-                 "description": f"{_WORDS[c.status]}" + (f": {c.reason}" if c.reason else "")
-                                + "; this patch is not fully checked"}
+                 "description": f"{c.missing}; this patch is not fully checked"}
                 for c in report.incomplete]
     infos = len(report.findings) - report.errors - report.warnings
     if report.incomplete:

@@ -24,11 +24,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from napipatch.report.findings import Finding
-from napipatch.report.model import COMPLETED, SKIPPED, CheckResult, Report
+from napipatch.report.model import SKIPPED, CheckResult, Report
 from napipatch.report.nipa import CONTEXTS, RANK, Context, Files, touched
 
 _BY_SEVERITY = {"error": "fail", "warning": "warning", "info": "success"}
-_NO_RESULT = {"crashed": "crashed", "timeout": "timed out", "error": "could not run"}
 _MAX = 200  # characters of a description (patchwork shows one line)
 
 
@@ -91,8 +90,8 @@ def _missing(results: list[CheckResult], hits: list[tuple[str, Finding]], ctx: C
         who = f"{r.id}: " if len(results) > 1 else ""
         if r.status == SKIPPED:
             why.append(f"{who}not run: {r.reason or 'skipped'}")
-        elif r.status not in COMPLETED:
-            why.append(f"{who}{_NO_RESULT[r.status]}" + (f": {r.reason}" if r.reason else ""))
+        elif not r.completed:
+            why.append(f"{who}{r.missing}")
         elif r.nipa_unknown:
             why.append(f"{who}not run: {r.nipa_unknown}")
     why += [ctx.partial or f"{f.check}: {f.message}" for s, f in hits if s == "unknown"]

@@ -49,6 +49,11 @@ class CheckResult:
     def completed(self) -> bool:
         return self.status.completed
 
+    @property
+    def missing(self) -> str:
+        """Why a check gave no result, in words: ``timed out: ran past 600 s``."""
+        return self.status.words + (f": {self.reason}" if self.reason else "")
+
 
 def status_of(findings: list[Finding]) -> Status:
     """The status a check gets from its findings (fail, warn, info or pass)."""
