@@ -25,7 +25,8 @@ from dataclasses import dataclass
 
 from napipatch.report.findings import Finding
 from napipatch.report.model import SKIPPED, CheckResult, Report
-from napipatch.report.nipa import CONTEXTS, RANK, Context, Files, touched
+from napipatch.report.nipa import CONTEXTS, Context, Files, touched
+from napipatch.report.status import NipaState
 
 _BY_SEVERITY = {"error": "fail", "warning": "warning", "info": "success"}
 _MAX = 200  # characters of a description (patchwork shows one line)
@@ -33,7 +34,7 @@ _MAX = 200  # characters of a description (patchwork shows one line)
 
 @dataclass(frozen=True)
 class Cell:
-    state: str        # success | warning | fail | unknown
+    state: str        # a NipaState: success | warning | fail | unknown
     description: str
 
     def to_json(self) -> dict:
@@ -106,7 +107,7 @@ def _from_checks(report: Report, ctx: Context, n: int) -> Cell:
             return Cell("unknown", f"not run here: {', '.join(ids)} not selected")
         return Cell("unknown", ctx.note or "napipatch has no check for it")
     hits = _findings_of(report, results, ctx, n)
-    worst = max((s for s, _ in hits if s != "unknown"), key=RANK.__getitem__,
+    worst = max((s for s, _ in hits if s != "unknown"), key=lambda s: NipaState(s).rank,
                 default="success")
     missing = _missing(results, hits, ctx)
     if worst == "fail" or not missing:
