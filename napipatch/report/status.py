@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Iterable
+from typing import Self
 
 
 class Status(enum.StrEnum):
@@ -29,7 +30,7 @@ class Status(enum.StrEnum):
 
     words: str  # how a report says it: "timed out" (templates: the status_words filter)
 
-    def __new__(cls, value: str, words: str) -> Status:
+    def __new__(cls, value: str, words: str) -> Self:
         member = str.__new__(cls, value)
         member._value_ = value
         member.words = words
@@ -63,7 +64,7 @@ class Verdict(enum.StrEnum):
     exit_code: int
     words: str  # the README's meaning of the exit status
 
-    def __new__(cls, value: str, exit_code: int, words: str) -> Verdict:
+    def __new__(cls, value: str, exit_code: int, words: str) -> Self:
         member = str.__new__(cls, value)
         member._value_ = value
         member.exit_code = exit_code
