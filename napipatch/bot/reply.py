@@ -29,9 +29,6 @@ from napipatch.report.templating import render
 
 log = logging.getLogger("napipatch.bot")
 
-# How each status of a check that gave no result reads in a reply.
-_NO_RESULT = {"crashed": "crashed", "timeout": "timed out", "error": "could not run"}
-
 
 def verdict(report: Report) -> str:
     """The word in ``[static check WORD on ...]``: INCOMPLETE before all
@@ -56,8 +53,7 @@ def series_note(report: Report) -> str:
 
 def not_run(report: Report) -> list[str]:
     """``checkpatch: timed out (ran past 600 s)``, one per check or job with no result."""
-    return [f"{c.id}: {_NO_RESULT[c.status]}" + (f" ({one_line(c.reason)})" if c.reason
-                                                  else "")
+    return [f"{c.id}: {c.status.words}" + (f" ({one_line(c.reason)})" if c.reason else "")
             for c in report.incomplete]
 
 

@@ -20,9 +20,11 @@ import json
 from napipatch.report.forecast import Cell
 from napipatch.report.model import Report
 
+# b4's status for a NIPA state (report.status.NipaState), and the states
+# most severe first: an unknown context may yet turn red, so above success.
 _STATUS = {"success": "pass", "warning": "warn", "fail": "fail", "unknown": "unknown"}
+_ORDER = ("fail", "warning", "unknown", "success")
 _SEV = {"error": "fail", "warning": "warn", "info": "pass"}
-_WORDS = {"crashed": "crashed", "timeout": "timed out", "error": "could not run"}
 
 
 def _plural(n: int, word: str) -> str:
@@ -35,8 +37,7 @@ def _findings_entry(report: Report) -> dict:
                                 f"{f.file}: " if f.file else "") + f.message}
                for f in report.findings]
     details += [{"status": "fail", "context": c.id,
-                 "description": f"{_WORDS[c.status]}" + (f": {c.reason}" if c.reason else "")
-                                + "; this patch is not fully checked"}
+                 "description": f"{c.missing}; this patch is not fully checked"}
                 for c in report.incomplete]
     infos = len(report.findings) - report.errors - report.warnings
     if report.incomplete:
@@ -56,8 +57,7 @@ def _findings_entry(report: Report) -> dict:
 
 
 def _forecast_entry(cells: dict[str, Cell]) -> dict:
-    counts = {s: sum(c.state == s for c in cells.values())
-              for s in ("fail", "warning", "unknown", "success")}
+    counts = {s: sum(c.state == s for c in cells.values()) for s in _ORDER}
     status = "fail" if counts["fail"] else "warn" if counts["warning"] or counts["unknown"] \
         else "pass"
     summary = "NIPA forecast: " + ", ".join(f"{n} {s}" for s, n in counts.items() if n)
@@ -65,9 +65,6 @@ def _forecast_entry(cells: dict[str, Cell]) -> dict:
                 "description": c.description} for name, c in cells.items()]
     return {"tool": "napipatch-nipa", "status": status, "summary": summary, "url": "",
             "details": json.dumps(details)}
-
-
-_ORDER = ("fail", "warning", "unknown", "success")
 
 
 def merged(forecast: list[dict[str, Cell]]) -> dict[str, Cell]:

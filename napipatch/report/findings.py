@@ -5,6 +5,8 @@ from __future__ import annotations
 import enum
 from dataclasses import asdict, dataclass, field
 
+from napipatch.report.status import NipaState
+
 
 class Severity(str, enum.Enum):
     ERROR = "error"
@@ -15,10 +17,6 @@ class Severity(str, enum.Enum):
     def rank(self) -> int:
         return {"error": 0, "warning": 1, "info": 2}[self.value]
 
-
-# What a finding can mean to a NIPA context (``Finding.nipa``): NIPA's
-# states, or "unknown" (the check could not evaluate NIPA's rule here).
-NIPA_STATES = ("fail", "warning", "success", "unknown")
 
 
 @dataclass(frozen=True)
@@ -56,10 +54,10 @@ class Finding:
     nipa: dict[str, str] | None = field(default=None, hash=False)
 
     def __post_init__(self):
-        bad = [s for s in (self.nipa or {}).values() if s not in NIPA_STATES]
+        bad = [s for s in (self.nipa or {}).values() if s not in tuple(NipaState)]
         if bad:
             raise ValueError(f"{self.check}: NIPA state {bad[0]!r} is not one of "
-                             f"{', '.join(NIPA_STATES)}")
+                             f"{', '.join(NipaState)}")
 
     def to_json(self) -> dict:
         d = asdict(self)

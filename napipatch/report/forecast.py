@@ -24,17 +24,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from napipatch.report.findings import Finding
-from napipatch.report.model import COMPLETED, SKIPPED, CheckResult, Report
-from napipatch.report.nipa import CONTEXTS, RANK, Context, Files, touched
+from napipatch.report.model import SKIPPED, CheckResult, Report
+from napipatch.report.nipa import CONTEXTS, Context, Files, touched
+from napipatch.report.status import NipaState
 
 _BY_SEVERITY = {"error": "fail", "warning": "warning", "info": "success"}
-_NO_RESULT = {"crashed": "crashed", "timeout": "timed out", "error": "could not run"}
 _MAX = 200  # characters of a description (patchwork shows one line)
 
 
 @dataclass(frozen=True)
 class Cell:
-    state: str        # success | warning | fail | unknown
+    state: str        # a NipaState: success | warning | fail | unknown
     description: str
 
     def to_json(self) -> dict:
@@ -91,8 +91,8 @@ def _missing(results: list[CheckResult], hits: list[tuple[str, Finding]], ctx: C
         who = f"{r.id}: " if len(results) > 1 else ""
         if r.status == SKIPPED:
             why.append(f"{who}not run: {r.reason or 'skipped'}")
-        elif r.status not in COMPLETED:
-            why.append(f"{who}{_NO_RESULT[r.status]}" + (f": {r.reason}" if r.reason else ""))
+        elif not r.completed:
+            why.append(f"{who}{r.missing}")
         elif r.nipa_unknown:
             why.append(f"{who}not run: {r.nipa_unknown}")
     why += [ctx.partial or f"{f.check}: {f.message}" for s, f in hits if s == "unknown"]
@@ -108,7 +108,7 @@ def _from_checks(report: Report, ctx: Context, n: int) -> Cell:
                                    f"(--only {','.join(ids)})")
         return Cell("unknown", ctx.note or "napipatch has no check for it")
     hits = _findings_of(report, results, ctx, n)
-    worst = max((s for s, _ in hits if s != "unknown"), key=RANK.__getitem__,
+    worst = max((s for s, _ in hits if s != "unknown"), key=lambda s: NipaState(s).rank,
                 default="success")
     missing = _missing(results, hits, ctx)
     if worst == "fail" or not missing:

@@ -6,7 +6,7 @@ extend a report without importing the machinery that made it.
 The verdict is the report's: a series is clean only when every planned
 check completed and none found an error. A check that crashed, timed out
 or could not run in this environment makes the run incomplete, and an
-incomplete run never exits 0 (``EXIT``).
+incomplete run never exits 0 (``report.status.Verdict``).
 """
 
 from __future__ import annotations
@@ -15,30 +15,21 @@ from dataclasses import dataclass, field
 
 from napipatch.mails.series import Series
 from napipatch.report.findings import Finding, Severity
+from napipatch.report.status import Status, Verdict
 
-# A check's status. The first four say it completed, with the worst
-# severity it found; "skipped" was not planned (it needs --tree, a build);
-# the last three mean it was planned and gave no result.
-COMPLETED = ("pass", "info", "warn", "fail")
-SKIPPED = "skipped"
-INCOMPLETE = ("crashed", "timeout", "error")
-STATUSES = COMPLETED + (SKIPPED,) + INCOMPLETE
-
-# The exit status of every command that reports, most severe first; the
-# README's exit-status table says the same in words.
-EXIT = {
-    "crashed": 3,   # a check crashed: a napipatch bug, the verdict is missing
-    "timeout": 2,   # a check ran past napipatch.check-timeout: verdict missing
-    "error": 2,     # the environment failed (a tool missing, a host down)
-    "findings": 1,  # every check completed, some found errors
-    "clean": 0,     # every planned check completed, no error findings
-}
+# The statuses by kind (report.status.Status says what each means), and the
+# exit status of each verdict (Verdict), as the names callers import.
+COMPLETED = tuple(s for s in Status if s.completed)
+SKIPPED = Status.SKIPPED
+INCOMPLETE = tuple(s for s in Status if s.incomplete)
+STATUSES = tuple(Status)
+EXIT = {v: v.exit_code for v in Verdict}
 
 
 @dataclass
 class CheckResult:
     id: str
-    status: str  # one of STATUSES
+    status: Status  # a plain string converts (a ValueError when it is none)
     seconds: float
     cached: bool = False
     reason: str = ""
@@ -52,20 +43,26 @@ class CheckResult:
     def __post_init__(self):
         if self.status not in STATUSES:
             raise ValueError(f"{self.id}: unknown check status {self.status!r}")
+        self.status = Status(self.status)
 
     @property
     def completed(self) -> bool:
-        return self.status in COMPLETED
+        return self.status.completed
+
+    @property
+    def missing(self) -> str:
+        """Why a check gave no result, in words: ``timed out: ran past 600 s``."""
+        return self.status.words + (f": {self.reason}" if self.reason else "")
 
 
-def status_of(findings: list[Finding]) -> str:
+def status_of(findings: list[Finding]) -> Status:
     """The status a check gets from its findings (fail, warn, info or pass)."""
     sev = {f.severity for f in findings}
     if Severity.ERROR in sev:
-        return "fail"
+        return Status.FAIL
     if Severity.WARNING in sev:
-        return "warn"
-    return "info" if sev else "pass"
+        return Status.WARN
+    return Status.INFO if sev else Status.PASS
 
 
 @dataclass
@@ -109,35 +106,30 @@ class Report:
     @property
     def incomplete(self) -> list[CheckResult]:
         """Planned checks with no result: crashed, timed out or errored."""
-        return [c for c in self.checks if c.status in INCOMPLETE]
+        return [c for c in self.checks if c.status.incomplete]
 
     @property
-    def verdict(self) -> str:
-        """The key of ``EXIT`` this report earns, the most severe that holds."""
-        states = {c.status for c in self.incomplete}
-        for key in ("crashed", "timeout", "error"):
-            if key in states:
-                return key
-        return "findings" if self.errors else "clean"
+    def verdict(self) -> Verdict:
+        """The verdict this report earns, the most severe that holds."""
+        return Verdict.of({c.status for c in self.incomplete}, bool(self.errors))
 
     @property
     def exit_code(self) -> int:
-        return EXIT[self.verdict]
+        return self.verdict.exit_code
 
     @property
     def clean(self) -> bool:
-        return self.verdict == "clean"
+        return self.verdict is Verdict.CLEAN
 
     def completion_line(self) -> str:
         """``11 of 13 checks completed; 2 timed out: kdoc, ynl`` (what every
         output format says, so a missing result is never silent)."""
         planned, done = self.planned, self.completed
         text = f"{len(done)} of {len(planned)} checks completed"
-        words = {"crashed": "crashed", "timeout": "timed out", "error": "could not run"}
-        for status, word in words.items():
+        for status in INCOMPLETE:
             ids = [c.id for c in self.checks if c.status == status]
             if ids:
-                text += f"; {len(ids)} {word}: {', '.join(ids)}"
+                text += f"; {len(ids)} {status.words}: {', '.join(ids)}"
         return text
 
     def add(self, result: CheckResult, findings: list[Finding]) -> None:

@@ -27,11 +27,6 @@ from typing import Callable
 from napipatch.mails.hunks import UnparsableDiff, parse_diff
 from napipatch.mails.mail import PatchMail
 
-# A forecast cell's state: NIPA's three, and "unknown" where napipatch
-# cannot tell here (never shown as success).
-STATES = ("success", "warning", "fail", "unknown")
-RANK = {"success": 0, "warning": 1, "fail": 2}
-
 # NIPA's dtbs_check builds the device trees of these architectures.
 _DTS_ARCHES = ("arc", "arm", "arm64", "csky", "loongarch", "microblaze", "mips", "nios2",
                "openrisc", "powerpc", "riscv", "sh", "xtensa")

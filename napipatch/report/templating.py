@@ -1,10 +1,16 @@
-"""Jinja2 over templates/ (shipped as napipatch.templates), StrictUndefined."""
+"""Jinja2 over templates/ (shipped as napipatch.templates), StrictUndefined.
+
+Filters: ``status_words`` says a check's status as a report does
+(``{{ c.status | status_words }}``: ``timed out``, ``could not run``).
+"""
 
 from __future__ import annotations
 
 from functools import lru_cache
 
 import jinja2
+
+from napipatch.report.status import Status
 
 
 @lru_cache(maxsize=1)
@@ -17,6 +23,7 @@ def environment() -> jinja2.Environment:
         lstrip_blocks=True,
         autoescape=False,
     )
+    env.filters["status_words"] = lambda status: Status(status).words
     return env
 
 
