@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 from napipatch.engine.forked import Ended
 from napipatch.engine.registry import Broken, CheckInfo
 from napipatch.report.findings import Finding, Severity
-from napipatch.report.model import CheckResult, status_of
+from napipatch.report.model import INCOMPLETE, CheckResult, status_of
 
 
 @dataclass
@@ -64,7 +64,7 @@ def result_of(check: CheckInfo, outcomes: list[Outcome]) -> CheckResult:
     skipped = next((o for o in outcomes if o.state == "skipped"), None)
     if skipped:
         return CheckResult(check.id, "skipped", 0.0, reason=skipped.reason, nipa=check.nipa)
-    for state in ("crashed", "timeout", "error"):
+    for state in INCOMPLETE:   # the most severe first, as the verdict ranks them
         if state in states:
             first = next(o for o in outcomes if o.state == state)
             return CheckResult(check.id, state, seconds, reason=first.reason, nipa=check.nipa)
