@@ -18,6 +18,8 @@ from pathlib import Path
 
 import pytest
 
+from napipatch.report.model import COMPLETED
+
 ROOT = Path(__file__).resolve().parent.parent
 LORE = Path(__file__).resolve().parent / "fixtures" / "lore"  # copied from shared/lore
 TARBALL = Path("/usr/src/linux-source-6.12.tar.xz")
@@ -311,15 +313,28 @@ def one_patch(repo: Path, base: str, tmp_path: Path, changes: dict, subject: str
 
 
 def check_json(cli, target, check_id: str, *args) -> dict:
-    """``napipatch check TARGET --only ID --format json``, asserting it ran."""
+    """``napipatch check TARGET --only ID --format json``, asserting the
+    check completed (pass, info, warn or fail): a skipped check (no --tree)
+    finds nothing, so "no findings" from it would prove nothing."""
     cp = cli("check", target, *args, "--only", check_id, "--format", "json")
     assert cp.returncode in (0, 1), cp.stderr
-    import json
     data = json.loads(cp.stdout)
-    ran = {c["id"]: c["status"] for c in data["checks"]}
-    assert ran.get(check_id) not in (None, "crashed"), (ran, data["findings"])
+    ran = {c["id"]: (c["status"], c["reason"]) for c in data["checks"]}
+    assert ran.get(check_id, ("",))[0] in COMPLETED, (ran, data["findings"])
     assert cp.returncode == (1 if data["summary"]["errors"] else 0)
     return data
+
+
+def check_skipped(cli, target, check_id: str, *args) -> str:
+    """``napipatch check TARGET --only ID``, asserting the check was not
+    run (status ``skipped``, no findings, exit 0); the reason it gives."""
+    cp = cli("check", target, *args, "--only", check_id, "--format", "json")
+    assert cp.returncode == 0, cp.stderr
+    data = json.loads(cp.stdout)
+    (got,) = [c for c in data["checks"] if c["id"] == check_id]
+    assert got["status"] == "skipped", (got, data["findings"])
+    assert [f for f in data["findings"] if f["check"] == check_id] == []
+    return got["reason"]
 
 
 def check_findings(cli, target, check_id: str, *args) -> list[dict]:

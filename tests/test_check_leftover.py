@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, check_findings, commit_files, edit, format_patch, git, one_patch
+from conftest import (ROOT, check_findings, check_json, check_skipped, commit_files, edit,
+                      format_patch, git, one_patch)
 from napipatch.kernel.cblocks import find, functions, template
 
 pytestmark = pytest.mark.tree
@@ -62,10 +63,15 @@ def test_v5_is_quiet(cli, kernel_tree):
     assert check_findings(cli, V5, "leftover", "--tree", kernel_tree) == []
 
 
-def test_v4_is_quiet(cli, kernel_tree):
-    # v4 does not apply on 6.12 (apply reports it); leftover then has nothing to read.
-    assert check_findings(cli, V4, "leftover", "--tree", kernel_tree) == []
-    assert check_findings(cli, V4, "leftover") == []
+def test_v4_does_not_apply_so_leftover_reads_nothing_and_says_so(cli, kernel_tree):
+    # v4 does not apply on 6.12 (apply reports it); leftover then has nothing
+    # to read: it completes quiet and says why.
+    data = check_json(cli, V4, "leftover", "--tree", kernel_tree)
+    assert [(c["status"], c["reason"]) for c in data["checks"]] == [
+        ("pass", "some patches did not apply")]
+    assert data["findings"] == []
+    # Without a tree it is not run at all.
+    assert check_skipped(cli, V4, "leftover") == "needs --tree"
 
 
 HELPER = """

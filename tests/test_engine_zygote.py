@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import os
 import re
+import select
 import time
 import types
+from pathlib import Path
 
 import pytest
 from conftest import LORE
@@ -28,8 +30,9 @@ def _warm(work):
 
 
 def _serve(request):
-    if request == "sleep":
-        time.sleep(30)
+    if isinstance(request, tuple) and request[0] == "sleep":   # ("sleep", pid file)
+        Path(request[1]).write_text(str(os.getpid()))
+        time.sleep(3600)
     if request == "raise":
         raise ValueError("no")
     return STATE.get("warm"), os.getpid(), request
@@ -40,8 +43,23 @@ def _no_children():
         os.waitpid(-1, os.WNOHANG)
 
 
+def _ends(pid: int, bound: float) -> bool:
+    """Process ``pid`` (not a child of ours) ends within ``bound`` seconds,
+    a bound only a broken run reaches."""
+    try:
+        fd = os.pidfd_open(pid)
+    except ProcessLookupError:
+        return True
+    try:
+        return bool(select.select([fd], [], [], bound)[0])
+    finally:
+        os.close(fd)
+
+
 def test_a_zygote_serves_each_request_from_a_warm_child_and_leaves_with_the_run(tmp_path):
-    pid = zygote.start("t", _warm, _serve, 20, tmp_path)
+    # A served child's own alarm ends it after 120 s: past the wait for the
+    # late child below, so only ask() killing it ends that wait in time.
+    pid = zygote.start("t", _warm, _serve, 120, tmp_path)
     try:
         warm, served, echo = zygote.ask("t", ("x", 1), 10)
         assert (warm, echo) == (pid, ("x", 1)), "served from the warmed zygote"
@@ -50,10 +68,12 @@ def test_a_zygote_serves_each_request_from_a_warm_child_and_leaves_with_the_run(
         assert (tmp_path / "warm").read_text() == "here"
         with pytest.raises(RuntimeError, match="ValueError: no"):
             zygote.ask("t", "raise", 10)
-        t0 = time.monotonic()
+        late = tmp_path / "late.pid"
         with pytest.raises(TimeoutError):
-            zygote.ask("t", "sleep", 0.5)
-        assert time.monotonic() - t0 < 5
+            zygote.ask("t", ("sleep", str(late)), 2)
+        # The late child (it would sleep an hour) was killed, not left running.
+        assert late.exists(), "the served child never started"
+        assert _ends(int(late.read_text()), 60), "a timed-out served child outlived ask()"
     finally:
         zygote.stop("t", pid)
     assert zygote.ask("t", "late", 10) is None, "no zygote: the caller does the work"

@@ -1,6 +1,8 @@
 """Hostile input (issue 19): every crash and hang found by the fuzz run, one
 test each, checked as a user sees it -- one line, the right exit status, no
-traceback, and quickly.
+traceback, and no hang. No test asserts how long anything took (a loaded
+machine is slow, not wrong): a bounded input is refused up front, and a
+late check is proven stopped.
 
 Exit statuses: 0 clean, 1 error findings, 2 bad input or a check that timed
 out or could not run, 3 a crash (napipatch/report/model.py EXIT). Each test
@@ -24,14 +26,11 @@ ENVELOPE = "From mboxrd@z Thu Jan  1 00:00:00 1970\n"
 
 
 def run(cli, *args, timeout=60, env=None):
-    """The CLI with a time limit: a hang is a failure, not a stuck test run."""
+    """The CLI with a hang guard: a hang is a failure, not a stuck test run."""
     e = dict(os.environ, NAPIPATCH_SERIES_DIR=str(cli.store), XDG_CACHE_HOME=str(cli.cache),
              COLUMNS="200", **(env or {}))
-    t0 = time.monotonic()
-    cp = subprocess.run([sys.executable, "-m", "napipatch", *map(str, args)], cwd=cli.cwd,
-                        capture_output=True, text=True, env=e, timeout=timeout)
-    cp.seconds = time.monotonic() - t0
-    return cp
+    return subprocess.run([sys.executable, "-m", "napipatch", *map(str, args)], cwd=cli.cwd,
+                          capture_output=True, text=True, env=e, timeout=timeout)
 
 
 def refused(cp, *needles):
@@ -96,9 +95,9 @@ def test_absurd_patch_count(cli, tmp_path, cmd):
                               "[PATCH net-next 1/1000000000000000000000000000000]")
     f = tmp_path / "count.mbox"
     f.write_text(mail)
-    cp = run(cli, *cmd, f, *(["--name", "x"] if len(cmd) == 2 else []), timeout=30)
-    refused(cp, "more than 1000 patches")
-    assert cp.seconds < 20
+    cp = run(cli, *cmd, f, *(["--name", "x"] if len(cmd) == 2 else []))
+    # Refused from the subject, before any list of that length is made.
+    refused(cp, "patch 1/1000000000000000000000000000000: more than 1000 patches")
     assert not cli.store.exists() or not any(cli.store.rglob("*.patch"))
 
 
@@ -196,14 +195,21 @@ def test_store_name_rules():
 
 # ------------------------------------------------------------- linear time
 def test_function_finder_is_linear():
+    """Half a million hostile lines, answered right: a few seconds for the
+    linear patterns, hours for the quadratic ones they replaced (a lazy
+    head or comment free to run to the end of the text from every line),
+    which pyproject.toml's timeout then stops. Nothing here is timed."""
     from napipatch.kernel.cparse import find_functions
     from napipatch.kernel.csource import blank_comments
 
-    for text in ("static int foo\n" * 100_000, "int foo(\n" * 100_000, "/* x\n" * 100_000):
-        t0 = time.monotonic()
-        find_functions(text)
-        blank_comments(text)
-        assert time.monotonic() - t0 < 10, text[:20]
+    # An unterminated comment ends the text (it does not restart at every line).
+    assert blank_comments("/* x\n" * 3) == "    \n" * 3
+    assert blank_comments("a /* b */ c // d\n") == "a         c     \n"
+    n = 500_000
+    assert find_functions("static int foo\n" * n) == []
+    assert find_functions("int foo(\n" * n) == []     # no ")": no parameter list
+    assert blank_comments("/* x\n" * n) == "    \n" * n
+    assert find_functions("/* x\n" * n) == []
     # Still finds what it found before: multi-line heads, prototypes, definitions.
     got = find_functions("static int\nfoo(int a,\n    long b)\n{\n}\nvoid bar(void);\n")
     assert [(f.name, f.params, f.first_line, f.is_definition) for f in got] == \
@@ -234,6 +240,8 @@ def test_grep_word_lists_are_bounded():
 
 # ------------------------------------------------------------- time budget
 def test_a_late_check_is_a_timeout_and_the_report_still_comes(tmp_path, monkeypatch):
+    """A check past napipatch.check-timeout is stopped (its process is gone
+    when the report comes), reported as a timeout, and the others report."""
     from napipatch import config as configmod
     from napipatch.engine import registry
     from napipatch.pipeline import run as runmod
@@ -241,21 +249,31 @@ def test_a_late_check_is_a_timeout_and_the_report_still_comes(tmp_path, monkeypa
     from napipatch.mails.series import assemble
     from napipatch.report.render import render_report
 
+    pidfile = tmp_path / "slow.pid"
+
+    def sleeps(ctx):
+        pidfile.write_text(str(os.getpid()))    # first thing: its unit's pid
+        time.sleep(30)
+        return []
+
     slow = types.ModuleType("slow")
-    slow.run = lambda ctx: time.sleep(30) or []
+    slow.run = sleeps
     real = registry.discover()
     fake = dict(real, slow=registry.CheckInfo("slow", "sleeps", "series", "diff", 1, slow))
     monkeypatch.setattr(runmod, "load", lambda: registry.Registry(fake, []))
-    cfg = configmod.Config(cache_dir=str(tmp_path / "cache"), check_timeout=1.0, jobs=2)
+    # 5 s: ample for the other checks and for the slow one's first line on a
+    # loaded machine; the slow one would sleep 30.
+    cfg = configmod.Config(cache_dir=str(tmp_path / "cache"), check_timeout=5.0, jobs=2)
     series = assemble(read_mbox(V4), str(V4))
-    t0 = time.monotonic()
     report = runmod.run(series, cfg, only=["slow", "subject", "signoff"], use_cache=False)
-    assert time.monotonic() - t0 < 10
     status = {c.id: c.status for c in report.checks}
     assert status["slow"] == "timeout"
     assert status["subject"] != "timeout" and status["signoff"] != "timeout"
+    # Stopped, not abandoned: its unit was killed and reaped before the report came.
+    with pytest.raises(ProcessLookupError):
+        os.kill(int(pidfile.read_text()), 0)
     text = render_report(report, "text", colour=False)
-    assert "[slow] check timed out: still running after 1 s" in text
+    assert "[slow] check timed out: still running after 5 s" in text
     data = json.loads(render_report(report, "json", colour=False))
     assert {c["id"]: c["status"] for c in data["checks"]}["slow"] == "timeout"
 
@@ -337,7 +355,6 @@ def test_header_replaced_by_a_symlink(cli, kernel_tree, base_commit, tmp_path):
     assert data["checks"][0]["status"] not in ("crashed", "timeout")
     msgs = [f["message"] for f in data["findings"]]
     assert any("callers not checked (at most 64 functions at a time)" in m for m in msgs), msgs
-    assert cp.seconds < 240
 
 
 @pytest.mark.tree
@@ -395,9 +412,11 @@ def _sshd(d, hostkey, port):
     pytest.fail("sshd did not start")
 
 
-@pytest.mark.skipif(not os.path.exists("/usr/sbin/sshd"), reason="needs openssh-server")
 def test_ssh_host_key_recorded_then_a_changed_key_refused(tmp_path):
     import socket
+
+    assert os.path.exists("/usr/sbin/sshd"), \
+        "sshd missing: scripts/install.sh installs openssh-server"
 
     from napipatch.jobs.boot.remote import RemoteHost, Ssh
 
