@@ -24,10 +24,11 @@ from email.header import Header
 from napipatch.errors import NapipatchError
 
 
-def one_line(value: str | None, limit: int = 400) -> str:
-    """Printable text on one line: control characters, line and paragraph
-    separators become spaces (no header injection), runs of
-    white space are joined, and the text is cut at ``limit``."""
+def one_line(value: str | None, limit: int | None = 400) -> str:
+    """Printable text on one line, fit for a header: control characters
+    (CR and LF among them), line and paragraph separators become spaces (no
+    header injection), runs of white space are joined, and the text is cut
+    at ``limit`` (None: an address list, never cut)."""
     out = []
     for ch in str(value or ""):
         cat = unicodedata.category(ch)
@@ -61,11 +62,6 @@ def header(name: str | None, addr: str | None) -> str | None:
     return email.utils.formataddr((name, addr))
 
 
-def clean_address(value: str) -> str:
-    """Text fit for a header: CR and LF removed, runs of white space joined."""
-    return " ".join(str(value).replace("\r", " ").replace("\n", " ").split())
-
-
 def _getaddresses(value: str) -> list[tuple[str, str]]:
     """(name, address) pairs of an address list, parsed leniently.
 
@@ -82,9 +78,10 @@ def _getaddresses(value: str) -> list[tuple[str, str]]:
 
 
 def split_addresses(value: str) -> list[str]:
-    """``Name <addr>`` entries of an address list, CR/LF stripped, junk dropped."""
+    """``Name <addr>`` entries of an address list, made one line (CR, LF and
+    every other control character a space), junk dropped."""
     out = []
-    for name, addr in _getaddresses(clean_address(value)):
+    for name, addr in _getaddresses(one_line(value, None)):
         if "@" not in addr or any(c in addr for c in '<>", '):
             continue
         if name:
@@ -101,7 +98,7 @@ def address_of(entry: str) -> str:
 
 
 def addresses(values, where: str) -> list[str]:
-    """Addresses from a list (or one string), CR/LF stripped, one per entry."""
+    """Addresses from a list (or one string), made one line, one per entry."""
     if values is None:
         return []
     if isinstance(values, str):

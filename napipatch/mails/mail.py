@@ -18,7 +18,7 @@ from email.message import EmailMessage
 from pathlib import Path
 
 from napipatch.errors import NapipatchError
-from napipatch.mails.addresses import header, readable
+from napipatch.mails.addresses import header, one_line, readable
 from napipatch.mails.subject import Subject, parse_subject
 
 _ENVELOPE = re.compile(rb"^From \S+ .*$", re.M)
@@ -210,8 +210,8 @@ class PatchMail:
         # Where it was sent is part of the mail (cc-maintainers judges it);
         # folded or hostile values are made one line, never new headers.
         for name, value in (("To", self.to), ("Cc", self.cc)):
-            if value.strip():
-                hdr.append(f"{name}: {' '.join(value.split())}")
+            if value := one_line(value, None):
+                hdr.append(f"{name}: {value}")
         if self.msgid:
             hdr.append(f"Message-ID: <{self.msgid}>")
         if self.in_reply_to:

@@ -10,7 +10,8 @@ makes every patch a reply to the cover letter. SMTP is git's own business
 
 Anything from series data that lands in a header (addresses from
 series.toml, get_maintainer.pl or the command line; the Message-ID's parts)
-has CR and LF removed first.
+is made one line first (``mails.addresses.one_line``: CR, LF and every other
+control character removed).
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from napipatch.config import Config
 from napipatch.engine.run import run_checks
 from napipatch.errors import NapipatchError
 from napipatch.kernel.maintainers import get_maintainers, recipients
-from napipatch.mails.addresses import addresses, clean_address
+from napipatch.mails.addresses import addresses, one_line
 from napipatch.mails import mail as mailmod
 from napipatch.report.model import Report
 from napipatch.store.store import LORE_LINK, Store
@@ -50,7 +51,7 @@ class Outcome:
 
 def new_message_id(name: str, version: int, n: int, domain: str) -> str:
     stamp = time.strftime("%Y%m%d%H%M%S", time.gmtime())
-    left = clean_address(f"{stamp}.{secrets.token_hex(4)}-{n}-{name}-v{version}").replace(" ", "")
+    left = one_line(f"{stamp}.{secrets.token_hex(4)}-{n}-{name}-v{version}", None).replace(" ", "")
     return f"{left}@{domain}"
 
 
