@@ -69,12 +69,11 @@ import email.utils
 from napipatch.checks import check
 from napipatch.kernel.maintainers import (
     FIXES,
-    aliases,
     recipients,
     run_get_maintainer,
     tree_data,
 )
-from napipatch.mails.addresses import addresses
+from napipatch.mails.addresses import addresses, mailmap_aliases
 
 # Addresses NIPA never asks for: LKML (not expected on everything) and
 # David Miller (listed for net, no longer required on Cc).
@@ -134,7 +133,7 @@ def run(ctx):
     texts = [_mail_text(m) for m in patches]
     wanted = run_get_maintainer(tree.scripts / "scripts" / "get_maintainer.pl", data, texts,
                                 tree.git_dir)
-    alias = aliases(data.get(".mailmap", b"").decode("utf-8", "replace"))
+    alias = mailmap_aliases(data.get(".mailmap", b"").decode("utf-8", "replace"))
     stored = series.extra.get("recipients")
     addressed = any(m.addressed for m in series.mails)
     # A stored series goes where ``napipatch send`` addresses it when that is

@@ -377,13 +377,3 @@ def recipients(to: list[str], cc: list[str], wanted: list[Wanted]) -> tuple[list
     to_l = dedupe(to_l)
     return to_l, dedupe(cc_l, {address_of(a) for a in to_l})
 
-
-# ---------------------------------------------------------------- .mailmap
-def aliases(mailmap: str) -> dict[str, set[str]]:
-    """address -> every address a .mailmap line names beside it."""
-    out: dict[str, set[str]] = {}
-    for line in mailmap.splitlines():
-        found = {a.lower() for a in re.findall(r"<([^<>\s]+@[^<>\s]+)>", line.split("#")[0])}
-        for a in found:
-            out.setdefault(a, set()).update(found - {a})
-    return out

@@ -12,12 +12,14 @@ non-ASCII address, so napipatch formats addresses only here:
   2047-encoded, and None for an address that cannot be written in ASCII
   (the caller leaves it out or falls back to ``readable``);
 - the list functions read address lists from series data,
-  get_maintainer.pl and the command line, junk dropped.
+  get_maintainer.pl and the command line, junk dropped;
+- ``mailmap_aliases`` reads which addresses a .mailmap says are one person.
 """
 
 from __future__ import annotations
 
 import email.utils
+import re
 import unicodedata
 from email.header import Header
 
@@ -119,3 +121,11 @@ def dedupe(addrs: list[str], exclude: set[str] = frozenset()) -> list[str]:
     return out
 
 
+def mailmap_aliases(mailmap: str) -> dict[str, set[str]]:
+    """address -> every address a .mailmap line names beside it (lower case)."""
+    out: dict[str, set[str]] = {}
+    for line in mailmap.splitlines():
+        found = {a.lower() for a in re.findall(r"<([^<>\s]+@[^<>\s]+)>", line.split("#")[0])}
+        for a in found:
+            out.setdefault(a, set()).update(found - {a})
+    return out
