@@ -26,7 +26,7 @@ from pathlib import Path
 from napipatch.config import Config
 from napipatch.engine.run import run_checks
 from napipatch.errors import NapipatchError
-from napipatch.kernel.maintainers import get_maintainers, recipients
+from napipatch.kernel.getmaintainer import get_maintainers, recipients
 from napipatch.mails.addresses import addresses, one_line
 from napipatch.mails import mail as mailmod
 from napipatch.report.model import Report
@@ -97,7 +97,8 @@ def send_series(store: Store, spec: str, cfg: Config, repo: Path | None = None,
     wanted = []
     if repo is not None and report.base:
         patch_files = [f for f in files if not f.name.startswith("0000-")]
-        wanted = get_maintainers(repo, report.base, cfg.cache, patch_files)
+        wanted = get_maintainers(repo, report.base, cfg.cache, patch_files,
+                                 cfg.get_maintainer_timeout)
     # The cc-maintainers check takes a stored series to go where this says.
     outcome.to, outcome.cc = recipients(to_l, cc_l, wanted)
     if not outcome.to:
