@@ -331,7 +331,7 @@ def test_hung_remote_plan_still_reports_and_exits_2(tmp_path, sshd, veth_netns, 
     from napipatch.jobs.executor import LocalExecutor
     from napipatch.jobs.remote import RemoteJob
     from napipatch.jobs.run import add_result
-    from napipatch.mails.mail import read_patch_dir
+    from napipatch.mails.mbox import read_patch_dir
     from napipatch.mails.series import assemble
     from napipatch.report.model import Report
     from napipatch.report.render import render_report

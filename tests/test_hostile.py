@@ -238,7 +238,7 @@ def test_a_late_check_is_a_timeout_and_the_report_still_comes(tmp_path, monkeypa
     from napipatch import config as configmod
     from napipatch.engine import registry
     from napipatch.engine import run as runmod
-    from napipatch.mails.mail import read_mbox
+    from napipatch.mails.mbox import read_mbox
     from napipatch.mails.series import assemble
     from napipatch.report.render import render_report
 

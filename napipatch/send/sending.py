@@ -27,8 +27,8 @@ from napipatch.config import Config
 from napipatch.engine.run import run_checks
 from napipatch.errors import NapipatchError
 from napipatch.kernel.getmaintainer import get_maintainers, recipients
+from napipatch.mails import mbox
 from napipatch.mails.addresses import addresses, one_line
-from napipatch.mails import mail as mailmod
 from napipatch.report.model import Report
 from napipatch.store.store import LORE_LINK, Store
 from napipatch.tree import gitutil
@@ -114,7 +114,7 @@ def send_series(store: Store, spec: str, cfg: Config, repo: Path | None = None,
             out = Path(td) / f.name
             out.write_bytes(with_message_id(f.read_bytes(), mid, str(f)))
             copies.append(out)
-            ids.append((mailmod.read_mbox(out)[0], mid))
+            ids.append((mbox.read_mbox(out)[0], mid))
         args = ["--thread", "--no-chain-reply-to", "--confirm=never"]
         args += [f"--to={a}" for a in outcome.to] + [f"--cc={a}" for a in outcome.cc]
         if dry_run:
