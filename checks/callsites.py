@@ -44,138 +44,28 @@ Fix:
 
 from __future__ import annotations
 
-import posixpath
-import re
 from dataclasses import dataclass, field
 
 from napipatch.checks import check
-from napipatch.kernel.cparse_calls import (
-    Occurrence,
-    Proto,
-    literal,
-    occurrences,
-    prototypes,
-)
+from napipatch.kernel import protodiff
+from napipatch.kernel.cparse_calls import Occurrence, literal, occurrences
+from napipatch.kernel.includers import Sight, own_copy, reach
+from napipatch.kernel.protodiff import Change, diff_path, hits
 from napipatch.tree import treegrep
-
-
-@dataclass
-class Change:
-    kind: str                 # changed | removed | renamed
-    name: str
-    header: str
-    old: Proto
-    new: Proto | None = None  # the new prototype (for renamed: under new_name)
-    new_name: str = ""
-    stale_decls: list[tuple[str, Proto]] = field(default_factory=list)
-
-    def describe(self) -> str:
-        if self.kind == "changed":
-            return f"{self.old.signature()}  ->  {self.new.signature()}"
-        if self.kind == "renamed":
-            return f"{self.name}() renamed to {self.new_name}()"
-        return f"{self.name}() removed"
-
-
-def _path(p: str) -> str:
-    return p[2:] if p[:2] in ("a/", "b/") else p
-
-
-def _line_sets(ctx) -> tuple[dict[str, set[int]], dict[str, set[int]]]:
-    """Per file: post-patch lines the patch adds, pre-patch lines it removes."""
-    added: dict[str, set[int]] = {}
-    removed: dict[str, set[int]] = {}
-    for pf in ctx.diff:
-        a = added.setdefault(_path(pf.target_file), set())
-        r = removed.setdefault(_path(pf.source_file), set())
-        for hunk in pf:
-            for ln in hunk:
-                if ln.is_added:
-                    a.add(ln.target_line_no)
-                elif ln.is_removed:
-                    r.add(ln.source_line_no)
-    return added, removed
-
-
-def _hits(lines: set[int], first: int, last: int) -> bool:
-    return any(first <= n <= last for n in lines)
-
-
-def _changes(ctx, added, removed) -> list[Change]:
-    pre_all: dict[str, list[tuple[str, Proto]]] = {}
-    post_all: dict[str, list[tuple[str, Proto]]] = {}
-    pre_cand: set[str] = set()
-    post_cand: set[str] = set()
-    for pf in ctx.diff:
-        src, dst = _path(pf.source_file), _path(pf.target_file)
-        path = dst if dst != "/dev/null" and not dst.endswith("dev/null") else src
-        if not path.endswith(".h"):
-            continue
-        pre = ctx.pre_text(src) if not pf.is_added_file else None
-        post = ctx.post_text(dst) if not pf.is_removed_file else None
-        for p in prototypes(pre) if pre else []:
-            pre_all.setdefault(p.name, []).append((src, p))
-            if _hits(removed.get(src, set()), p.line, p.end_line):
-                pre_cand.add(p.name)
-        for p in prototypes(post) if post else []:
-            post_all.setdefault(p.name, []).append((dst, p))
-            if _hits(added.get(dst, set()), p.line, p.end_line):
-                post_cand.add(p.name)
-
-    def pick(entries, lines_by_file):
-        for path, p in entries:
-            if _hits(lines_by_file.get(path, set()), p.line, p.end_line):
-                return path, p
-        return entries[0]
-
-    out: list[Change] = []
-    gone, fresh = [], []
-    for name in sorted(pre_cand | post_cand):
-        before, after = pre_all.get(name), post_all.get(name)
-        if before and after:
-            if {p.key for _, p in before} == {p.key for _, p in after}:
-                continue
-            _, old = pick(before, removed)
-            header, new = pick(after, added)
-            if old.key == new.key:
-                continue
-            ch = Change("changed", name, header, old, new)
-            # Another declaration (a !CONFIG stub) left with the old prototype.
-            ch.stale_decls = [(h, p) for h, p in after
-                              if p.key == old.key and p.key != new.key]
-            out.append(ch)
-        elif before:
-            gone.append(pick(before, removed))
-        elif after and name in post_cand:
-            fresh.append(pick(after, added))
-    for header, old in gone:
-        same = [(h, p) for h, p in fresh if (p.kind, p.ret, tuple(x.type for x in p.params),
-                                              p.variadic) == (old.kind, old.ret,
-                                                              tuple(x.type for x in old.params),
-                                                              old.variadic)]
-        same.sort(key=lambda hp: hp[0] != header)
-        if same:
-            h, p = same[0]
-            fresh.remove(same[0])
-            out.append(Change("renamed", old.name, h, old, p, new_name=p.name))
-        else:
-            out.append(Change("removed", old.name, header, old))
-    return out
 
 
 def _grep(ctx, changes: list[Change]) -> dict[str, list[int]]:
     """Files (post-patch) mentioning the changed names as words, with the lines.
 
-    A name from a header under ``include/`` is looked for in the whole
-    tree; one from a driver's own header under the directory above that
-    header's (siblings include each other's headers as ``../wlcore/x.h``):
-    on a 86,000-file tree that is the difference between reading the
-    tree and reading a driver.
+    Each name is looked for where its header can be seen
+    (``kernel.includers.reach``): the whole tree for a header under
+    ``include/``, the directory above a driver's own header: on a
+    86,000-file tree that is the difference between reading the tree and
+    reading a driver.
     """
     by_dir: dict[str, set[str]] = {}
     for c in changes:
-        where = "" if _global(c.header) else posixpath.dirname(posixpath.dirname(c.header))
-        by_dir.setdefault(where, set()).update(n for n in (c.name, c.new_name) if n)
+        by_dir.setdefault(reach(c.header), set()).update(n for n in (c.name, c.new_name) if n)
     everywhere = by_dir.pop("", set())
     out = {p: set(ls) for p, ls in ctx.tree.grep.grep(
         ctx.post, treegrep.words(everywhere)).items()} if everywhere else {}
@@ -185,40 +75,6 @@ def _grep(ctx, changes: list[Change]) -> dict[str, list[int]]:
             for p, ls in ctx.tree.grep.grep(ctx.post, pat).items():
                 out.setdefault(p, set()).update(ls)
     return {p: sorted(ls) for p, ls in out.items()}
-
-
-def _global(header: str) -> bool:
-    """A header any file of the tree may include (under an ``include/`` directory)."""
-    return header.startswith("include/") or "/include/" in header
-
-
-def _foreign(path: str, header: str) -> bool:
-    """tools/ (outside tools/testing) has its own copies of kernel helpers."""
-    return (path.startswith("tools/") and not path.startswith("tools/testing/")
-            and not header.startswith("tools/"))
-
-
-_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*"([^"]+)"', re.M)
-
-
-def _sees(path: str, text: str, header: str, includes: list[str]) -> bool:
-    """Can ``path`` see what ``header`` declares?
-
-    A header under an ``include/`` directory: every file. A driver's own
-    header (``drivers/net/ethernet/intel/idpf/idpf_mem.h``): the files of its
-    directory and below, and the files that include it by a relative path.
-    Drivers have their own ``rd32()`` macros; renaming idpf's is not a
-    build break in igb, which calls its own.
-    """
-    if _global(header):
-        return True
-    if path == header or path.startswith(posixpath.dirname(header) + "/"):
-        return True
-    if not includes:
-        here = posixpath.dirname(path)
-        includes += [posixpath.normpath(posixpath.join(here, m)) for m in _INCLUDE.findall(text)]
-        includes.append("")     # read, even when there are none
-    return header in includes
 
 
 def _call_text(o: Occurrence) -> str:
@@ -234,8 +90,8 @@ def _call_text(o: Occurrence) -> str:
 def run(ctx):
     if not ctx.applied:
         return []
-    added, removed = _line_sets(ctx)
-    changes = _changes(ctx, added, removed)
+    added, removed = protodiff.line_sets(ctx.diff)
+    changes = protodiff.changes(ctx.diff, ctx.pre_text, ctx.post_text, added, removed)
     if not changes:
         return []
     names = {c.name for c in changes} | {c.new_name for c in changes if c.new_name}
@@ -253,13 +109,13 @@ def run(ctx):
     occ: dict[str, list[Occurrence]] = {}
     for path in sorted(files):
         text = ctx.post_text(path)
-        includes: list[str] = []     # read once per file, only if a driver header asks
-        seen = {n for c in changes if _sees(path, text, c.header, includes)
-                for n in (c.name, c.new_name) if n} if text is not None else set()
+        sight = Sight(path, text) if text is not None else None
+        seen = {n for c in changes if sight.sees(c.header)
+                for n in (c.name, c.new_name) if n} if sight is not None else set()
         if seen:
             occ[path] = occurrences(text, seen)
 
-    headers = {_path(pf.target_file) for pf in ctx.diff if pf.target_file.endswith(".h")}
+    headers = {diff_path(pf.target_file) for pf in ctx.diff if pf.target_file.endswith(".h")}
     findings = []
     for ch in changes:
         findings += _report(ctx, ch, occ, added, headers)
@@ -278,7 +134,7 @@ def _report(ctx, ch: Change, occ: dict[str, list[Occurrence]], added,
             if o.kind in ("decl", "def"):
                 _check_definition(ctx, ch, path, o, headers, tally)
                 continue
-            touched = _hits(plus, o.line, o.end_line)
+            touched = hits(plus, o.line, o.end_line)
             if ch.kind in ("removed", "renamed"):
                 _check_gone_use(ctx, ch, path, o, touched, defined_here, tally)
             elif o.kind == "call":
@@ -306,7 +162,7 @@ def _uses(ch: Change, occ: dict[str, list[Occurrence]]):
     """Per file, the occurrences of ch's function (old or new name), and whether
     the file defines it; skipping tools/ copies and file-local namesakes."""
     for path, os_ in occ.items():
-        if _foreign(path, ch.header):
+        if own_copy(path, ch.header):
             continue
         mine = [o for o in os_ if o.name in (ch.name, ch.new_name)]
         local_static = any(o.kind in ("decl", "def") and o.static and o.name == ch.name

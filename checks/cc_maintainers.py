@@ -23,7 +23,7 @@ What it catches:
     - a stored series (``NAME@vN``) made from git, or whose mails nobody
       addressed: what ``napipatch send --repo TREE`` would address it to without ``--to``/``--cc``: series.toml's ``to``
       and ``cc``, and get_maintainer.pl's addresses, blamed signers
-      included (``kernel.maintainers.recipients``, the one function send
+      included (``kernel.getmaintainer.recipients``, the one function send
       uses). By construction that passes; the check then tells you it will;
     - mails no one has addressed yet (no To or Cc on any mail of the
       series: format-patch output, a revision range, a b4 prep branch):
@@ -67,14 +67,9 @@ from __future__ import annotations
 import email.utils
 
 from napipatch.checks import check
-from napipatch.kernel.maintainers import (
-    FIXES,
-    aliases,
-    recipients,
-    run_get_maintainer,
-    tree_data,
-)
-from napipatch.mails.addresses import addresses
+from napipatch.kernel.getmaintainer import GetMaintainer, recipients
+from napipatch.kernel.maintainers import FIXES
+from napipatch.mails.addresses import addresses, mailmap_aliases
 
 # Addresses NIPA never asks for: LKML (not expected on everything) and
 # David Miller (listed for net, no longer required on Cc).
@@ -130,11 +125,10 @@ def run(ctx):
     for mail in patches:   # what get_maintainer.pl will resolve: inputs
         for sha in FIXES.findall(_mail_text(mail)):
             tree.resolve(sha)
-    data = tree_data(lambda name: tree.reader.read(tree.base, name))
-    texts = [_mail_text(m) for m in patches]
-    wanted = run_get_maintainer(tree.scripts / "scripts" / "get_maintainer.pl", data, texts,
-                                tree.git_dir)
-    alias = aliases(data.get(".mailmap", b"").decode("utf-8", "replace"))
+    runner = GetMaintainer(tree.scripts, tree.reader.read, tree.base, tree.git_dir,
+                           ctx.config.get_maintainer_timeout)
+    wanted = runner.wanted([_mail_text(m) for m in patches])
+    alias = mailmap_aliases(runner.mailmap)
     stored = series.extra.get("recipients")
     addressed = any(m.addressed for m in series.mails)
     # A stored series goes where ``napipatch send`` addresses it when that is

@@ -52,6 +52,10 @@ class Config:
     check_timeout: float = _key(
         "napipatch.check-timeout", 600.0,
         "seconds one check may run on one patch before it is reported as timed out (0: no limit)")
+    get_maintainer_timeout: float = _key(
+        "napipatch.get-maintainer-timeout", 300.0,
+        "seconds scripts/get_maintainer.pl may run on one patch, for send and the "
+        "cc-maintainers check (0: no limit)")
     checkpatch_ignore: str = _key(
         "napipatch.checkpatch-ignore",
         "COMMIT_LOG_LONG_LINE,MACRO_ARG_REUSE,ALLOC_SIZEOF_STRUCT,NO_AUTHOR_SIGN_OFF,"

@@ -14,6 +14,18 @@ def test_good_address_next_to_junk_is_kept_and_junk_dropped():
         '"A" <a@example.org>', "b@example.org"]
 
 
+def test_one_line_cleans_every_header_value_and_never_cuts_an_address_list():
+    """One cleaner for all that napipatch writes into a header: every control
+    character (not CR and LF only) is a space; an address list is not cut."""
+    from napipatch.mails.addresses import one_line
+
+    assert one_line("a\x00b\r\nc\x1b[2Jd\u2028e", None) == "a b c [2Jd e"
+    many = ", ".join(f"p{i}@example.org" for i in range(100))
+    assert one_line(many, None) == many and len(one_line(many)) == 400
+    got = split_addresses("Rev <rev@example.org>\x00\x1b[2J, b@example.org")
+    assert got == ['"Rev" <rev@example.org>', "b@example.org"]
+
+
 # ----------------------------------------------- addresses from mail are data
 import json  # noqa: E402
 import re  # noqa: E402

@@ -7,6 +7,7 @@ fail otherwise. net/core/gro_cells.c is NETWORKING [GENERAL]'s: davem
 (never required), edumazet, kuba, pabeni, horms and netdev@vger.
 """
 
+import json
 import subprocess
 from pathlib import Path
 
@@ -14,7 +15,9 @@ import pytest
 
 from conftest import check_findings, check_json, commit_files, edit, format_patch, git, \
     nipa_states
-from napipatch.kernel import maintainers as M
+from napipatch.errors import NapipatchError
+from napipatch.kernel import getmaintainer as G
+from napipatch.mails.addresses import address_of
 
 pytestmark = pytest.mark.tree
 
@@ -131,12 +134,12 @@ def test_stored_series_goes_where_send_would_send_it(cli, kernel_tree, base_comm
         "--base", culprit, check=0)
     assert check_findings(cli, "gro", "cc-maintainers", "--tree", kernel_tree) == []
     # send puts the blamed signer on Cc: the same function answers both.
-    wanted = M.get_maintainers(kernel_tree, culprit, cli.cache,
+    wanted = G.get_maintainers(kernel_tree, culprit, cli.cache,
                                sorted((cli.store / "gro" / "v1").glob("0001-*.patch")))
-    to, cc = M.recipients(["rev@example.org"], [], wanted)
+    to, cc = G.recipients(["rev@example.org"], [], wanted)
     assert to[0] == "rev@example.org"
-    assert "bug.author@example.org" in {M.address_of(a) for a in cc}
-    assert {M.address_of(a) for a in to} >= set(GENERAL[:4])
+    assert "bug.author@example.org" in {address_of(a) for a in cc}
+    assert {address_of(a) for a in to} >= set(GENERAL[:4])
 
 
 def test_trimmed_maintainers_gives_what_the_whole_file_gives(kernel_tree, base_commit):
@@ -145,12 +148,33 @@ def test_trimmed_maintainers_gives_what_the_whole_file_gives(kernel_tree, base_c
     v5 = Path(__file__).resolve().parent.parent / "series" / "threaded-busy-poll" / "v5"
     patches = sorted(v5.glob("000[1-5]-*.patch"))
     script = kernel_tree / "scripts" / "get_maintainer.pl"
-    data = M.tree_data(lambda n: (kernel_tree / n).read_bytes()
-                       if (kernel_tree / n).is_file() else None)
-    got = M.run_get_maintainer(script, data, [p.read_text() for p in patches])
+    runner = G.GetMaintainer(kernel_tree, _worktree(kernel_tree), "worktree")
+    got = runner.wanted([p.read_text() for p in patches])
     for p, mine in zip(patches, got):
         whole = subprocess.run(["perl", str(script), "--nogit", "--nogit-fallback",
                                 "--nogit-chief-penguins", str(p)], cwd=kernel_tree,
                                capture_output=True, text=True, check=True).stdout
-        theirs = {(w.address, w.is_list) for ln in whole.splitlines() if (w := M.wanted_line(ln))}
+        theirs = {(w.address, w.is_list) for ln in whole.splitlines() if (w := G.wanted_line(ln))}
         assert {(w.address, w.is_list) for w in mine} == theirs, p.name
+
+
+def _worktree(tree):
+    """read(base, name) for the files of ``tree``'s checkout."""
+    return lambda _base, n: (tree / n).read_bytes() if (tree / n).is_file() else None
+
+
+def test_the_deadline_comes_from_config(cli, kernel_tree, base_commit, tmp_path):
+    """get_maintainer.pl past napipatch.get-maintainer-timeout is stopped: the
+    runner says so, and the check reports it could not run (exit 2)."""
+    v5 = Path(__file__).resolve().parent.parent / "series" / "threaded-busy-poll" / "v5"
+    runner = G.GetMaintainer(kernel_tree, _worktree(kernel_tree), "worktree", timeout=1e-6)
+    with pytest.raises(NapipatchError, match=r"still running after 1e-06 s; stopped"):
+        runner.wanted([next(v5.glob("0001-*.patch")).read_text()])
+    c = _commit(kernel_tree, base_commit, "net: gro_cells: add a comment\n\nWhy.\n")
+    d = _mails(kernel_tree, base_commit, c, tmp_path, "p", *_to(*GENERAL))
+    cp = cli("check", d, "--tree", kernel_tree, "--only", "cc-maintainers", "--format", "json",
+             env={"GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": "napipatch.get-maintainer-timeout",
+                  "GIT_CONFIG_VALUE_0": "0.000001"})
+    assert cp.returncode == 2, cp.stderr
+    got = {c["id"]: c for c in json.loads(cp.stdout)["checks"]}["cc-maintainers"]
+    assert got["status"] == "error" and "still running after 1e-06 s" in got["reason"], got

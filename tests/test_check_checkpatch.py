@@ -104,8 +104,8 @@ def test_without_a_dictionary_checkpatch_says_so_once(kernel_tree, base_commit, 
     """No codespell: checkpatch still runs, and one warning says spelling was not checked."""
     import napipatch.checks.checkpatch as mod
     from napipatch import config as configmod
+    from napipatch.mails.mbox import read_patch_dir
     from napipatch.pipeline import run as runmod
-    from napipatch.mails.mail import read_patch_dir
     from napipatch.mails.series import assemble
     monkeypatch.setattr(mod, "codespell_dictionary", lambda: None)   # forked units inherit it
     d, _line = _typo_series(kernel_tree, base_commit, tmp_path)

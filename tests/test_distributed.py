@@ -340,8 +340,8 @@ def test_hung_remote_plan_still_reports_and_exits_2(tmp_path, sshd, veth_netns, 
     from napipatch.jobs.boot.remote import RemoteJob
     from napipatch.engine.registry import discover
     from napipatch.jobs.executor import LocalExecutor
+    from napipatch.mails.mbox import read_patch_dir
     from napipatch.pipeline.jobchecks import results_of
-    from napipatch.mails.mail import read_patch_dir
     from napipatch.mails.series import assemble
     from napipatch.report.model import Report
     from napipatch.report.render import render_report

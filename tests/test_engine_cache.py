@@ -11,7 +11,7 @@ from napipatch.engine import cache as cachemod
 from napipatch.engine.context import SeriesContext
 from napipatch.engine.registry import CheckInfo, discover
 from napipatch.engine.run import Unit, run_units
-from napipatch.mails.mail import read_mbox
+from napipatch.mails.mbox import read_mbox
 from napipatch.mails.series import assemble
 
 PKG = Path(__file__).resolve().parent.parent / "napipatch"

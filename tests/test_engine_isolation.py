@@ -24,7 +24,7 @@ from napipatch.engine import registry
 from napipatch.pipeline import run as runmod
 from napipatch.engine.forked import run_forked
 from napipatch.errors import NapipatchError
-from napipatch.mails.mail import read_mbox
+from napipatch.mails.mbox import read_mbox
 from napipatch.mails.series import assemble
 
 V4 = LORE / "threaded-busy-poll-v4.mbox"

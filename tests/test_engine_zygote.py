@@ -16,8 +16,8 @@ from conftest import LORE
 
 from napipatch import config as configmod
 from napipatch.engine import registry, zygote
+from napipatch.mails.mbox import read_mbox
 from napipatch.pipeline import run as runmod
-from napipatch.mails.mail import read_mbox
 from napipatch.mails.series import assemble
 
 V4 = LORE / "threaded-busy-poll-v4.mbox"

@@ -19,7 +19,7 @@ import pytest
 
 from napipatch import fileio
 from napipatch.errors import NapipatchError
-from napipatch.mails import mail as mailmod
+from napipatch.mails.mbox import read_mbox
 from napipatch.mails.series import assemble
 from napipatch.store.store import Store
 from napipatch.tree import export, gitutil, treegrep
@@ -260,7 +260,7 @@ def _v4_variant(version: int) -> str:
 
 
 def _importer(barrier, q, root: str, mbox: str) -> None:
-    series = assemble(mailmod.read_mbox(Path(mbox)), mbox, name="tbp")
+    series = assemble(read_mbox(Path(mbox)), mbox, name="tbp")
     barrier.wait()
     try:
         Store(Path(root)).add_version(series)

@@ -244,8 +244,8 @@ def test_a_late_check_is_a_timeout_and_the_report_still_comes(tmp_path, monkeypa
     when the report comes), reported as a timeout, and the others report."""
     from napipatch import config as configmod
     from napipatch.engine import registry
+    from napipatch.mails.mbox import read_mbox
     from napipatch.pipeline import run as runmod
-    from napipatch.mails.mail import read_mbox
     from napipatch.mails.series import assemble
     from napipatch.report.render import render_report
 

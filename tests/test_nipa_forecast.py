@@ -10,7 +10,7 @@ import subprocess
 import pytest
 from conftest import LORE, ROOT, commit_files, edit, format_patch, git, small_repo
 
-from napipatch.mails.mail import read_mbox
+from napipatch.mails.mbox import read_mbox
 from napipatch.mails.series import assemble
 from napipatch.report.findings import Finding, Severity
 from napipatch.report.forecast import forecast

@@ -113,8 +113,8 @@ def test_an_infrastructure_failure_of_a_job_is_no_result_not_a_pass():
     """An unreachable idpf host or a full disk: the series was not tested there."""
     from napipatch.engine.registry import discover
     from napipatch.jobs.executor import infra_result
+    from napipatch.mails.mbox import read_mbox
     from napipatch.pipeline.jobchecks import results_of
-    from napipatch.mails.mail import read_mbox
     from napipatch.mails.series import assemble
     from napipatch.report.model import CheckResult, Report
     from napipatch.report.render import render_report

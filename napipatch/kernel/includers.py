@@ -8,19 +8,29 @@ with ``git grep`` (directly, then through the headers that include it, a
 few levels deep), and ranked, deterministically (``rank``): files that use
 the identifiers the patch changed in the header first (rarer identifiers
 weigh more), then files nearest to the patch's other files, then by path.
+
+Which files can see what a header declares, as the callsites check asks
+it of a changed prototype (``is_global``, ``reach``, ``Sight``): every file
+for a header under an ``include/`` directory; for a driver's own header,
+the files of its directory and below and those that include it by a
+relative path. Drivers each have their own ``rd32()``: renaming idpf's
+breaks nothing in igb, which calls its own.
 """
 
 from __future__ import annotations
 
 import os
+import posixpath
 import re
 from collections import defaultdict
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 
 from napipatch.tree import gitutil
 
 _PARSE = re.compile(r'#\s*include\s*([<"])([^>"]+)[>"]')
+_QUOTED = re.compile(r'^[ \t]*#[ \t]*include[ \t]*"([^"]+)"', re.M)
 _IDENT = re.compile(r"\b[A-Za-z_][A-Za-z0-9_]*\b")
 _KEYWORDS = set("""
 auto break case char const continue default do double else enum extern float for goto if
@@ -196,3 +206,44 @@ def rank(candidates, used: dict[str, set[str]], near: list[str]) -> list[str]:
         return best
 
     return sorted(candidates, key=lambda p: (-round(score[p], 9), -nearness(p), p))
+
+
+# ------------------------------------------- who sees a header's declarations
+def is_global(header: str) -> bool:
+    """A header any file of the tree may include (under an ``include/`` directory)."""
+    return header.startswith("include/") or "/include/" in header
+
+
+def reach(header: str) -> str:
+    """The directory whose files can see what ``header`` declares ("": the
+    whole tree): for a driver's own header the directory above its own, as
+    sibling drivers include each other's headers (``../wlcore/x.h``)."""
+    return "" if is_global(header) else posixpath.dirname(posixpath.dirname(header))
+
+
+def own_copy(path: str, header: str) -> bool:
+    """``path`` is in tools/ (outside tools/testing), which has its own copies
+    of kernel helpers: a kernel ``header`` does not declare what it calls."""
+    return (path.startswith("tools/") and not path.startswith("tools/testing/")
+            and not header.startswith("tools/"))
+
+
+class Sight:
+    """What the file ``path`` (its text ``text``) sees of the headers; its
+    quoted includes are read once, and only when a driver's header asks."""
+
+    def __init__(self, path: str, text: str):
+        self.path, self.text = path, text
+
+    @cached_property
+    def _included(self) -> set[str]:
+        here = posixpath.dirname(self.path)
+        return {posixpath.normpath(posixpath.join(here, m)) for m in _QUOTED.findall(self.text)}
+
+    def sees(self, header: str) -> bool:
+        """Can the file see what ``header`` declares (see the module docstring)?"""
+        if is_global(header):
+            return True
+        if self.path == header or self.path.startswith(posixpath.dirname(header) + "/"):
+            return True
+        return header in self._included

@@ -1,11 +1,12 @@
-"""Who a patch goes to: the tree's ``scripts/get_maintainer.pl``, run fast.
+"""The MAINTAINERS file as ``scripts/get_maintainer.pl`` reads it.
 
-The script runs from the trusted copy of the base commit's scripts
-(``trusted.scripts_root``), never from a tree a patch may have changed, in
-a scratch directory holding the base's MAINTAINERS (and .mailmap), so no
-checkout is needed. Given a git directory, the scratch directory lets it
-read commits (``GIT_DIR``), so it names the signers of a commit a patch
-``Fixes:`` (its ``blamed_fixes`` role), as it does in a kernel tree.
+Its sections (``sections``), the F:/X: patterns as the script matches them
+(``Pattern``), and what it reads from a patch: the file names
+(``patch_paths``), the lines K: keywords are matched against
+(``keyword_lines``), the ``Fixes:`` lines it looks commits up for
+(``FIXES``). The maintainers check sizes sections with it
+(``MaintainersFile.sections_of``, ``size``); the runner
+(``kernel.getmaintainer``) gives the script a trimmed copy.
 
 get_maintainer.pl matches every file of a patch against every pattern of
 the 3000 MAINTAINERS sections, about 0.1 s of CPU per file. So the copy it
@@ -16,33 +17,15 @@ The answer is the same: a section that names none of the files plays no
 part in it. Where get_maintainer.pl, run in a tree, turns a pattern naming
 a directory without its trailing ``/`` into one (``-d``), the copy writes
 the ``/`` for the directories the patch's files are in.
-
-``get_maintainers`` gives ``send`` its To (people) and Cc (lists, people
-blamed by a Fixes: tag); ``recipients`` is how send puts together its To
-and Cc, and what the cc-maintainers check takes a stored series to be sent
-to.
 """
 
 from __future__ import annotations
 
 import bisect
-import os
 import re
-import subprocess
-import tempfile
 from dataclasses import dataclass
 from functools import cached_property
-from pathlib import Path
 
-from napipatch.errors import NapipatchError
-from napipatch.mails.addresses import address_of, dedupe, split_addresses
-from napipatch.tree import gitutil
-from napipatch.tree.trusted import scripts_root
-
-# No git history (no fallback, no per-file signers): the people that adds
-# depend on the history of the tree it runs in (see checks/cc_maintainers.py).
-_COMMON = ["--no-tree", "--nogit", "--nogit-fallback", "--nogit-chief-penguins"]
-DATA = ("MAINTAINERS", ".mailmap", ".get_maintainer.ignore")
 _TYPE = re.compile(r"^([A-Z]):\s*(.*)")
 # What get_maintainer.pl reads as a file name of a patch.
 _PATCH_PATHS = re.compile(r"^(?:diff --git a/(\S+) b/(\S+)|(?:\+\+\+|---)\s+(\S+)"
@@ -53,7 +36,6 @@ FIXES = re.compile(r"^Fixes:\s+([0-9a-fA-F]{6,40})", re.M)
 _LITERAL = re.compile(r"[A-Za-z0-9_/,~=@%#:!<>'\" -]*")
 
 
-# ------------------------------------------------------------ MAINTAINERS
 @dataclass(frozen=True)
 class Pattern:
     """An F: or X: pattern as get_maintainer.pl matches it (``file_match_pattern``).
@@ -245,145 +227,3 @@ class MaintainersFile:
                     for ln, (k, v) in zip(s.lines, typed)]
             out += ["", s.name, *kept]
         return "\n".join(out) + "\n"
-
-
-# --------------------------------------------------------- get_maintainer
-@dataclass(frozen=True)
-class Wanted:
-    """One line of get_maintainer.pl: an address and the roles it has."""
-
-    entry: str     # "Name" <addr>, fit for a header
-    roles: str     # "maintainer:NETWORKING [GENERAL]", "open list", "blamed_fixes:1/1=100%"
-
-    @property
-    def address(self) -> str:
-        return address_of(self.entry)
-
-    @property
-    def is_list(self) -> bool:
-        return bool(re.match(r"(open |moderated |subscriber )?list\b", self.roles))
-
-    @property
-    def blamed(self) -> bool:
-        """A signer of a commit the patch says it fixes."""
-        return "blamed_fixes" in self.roles
-
-    @property
-    def only_blamed(self) -> bool:
-        """Blamed by a Fixes: tag and nothing else (no maintainer, no list)."""
-        return self.blamed and all(r.strip().startswith("blamed_fixes")
-                                   for r in self.roles.split(","))
-
-
-def wanted_line(line: str) -> Wanted | None:
-    """``Name <addr> (role:SECTION,...)`` or ``list@host (open list:SECTION)``."""
-    line = line.strip()
-    end = line.rfind(">") + 1 or (line.find(" (") if " (" in line else len(line))
-    who, rest = line[:end], line[end:].strip()
-    roles = rest[1:-1] if rest.startswith("(") and rest.endswith(")") else ""
-    entries = split_addresses(who)
-    return Wanted(entries[0], roles) if entries else None
-
-
-def git_dir(repo: Path) -> Path:
-    return Path(gitutil.out(repo, "rev-parse", "--absolute-git-dir"))
-
-
-def run_get_maintainer(script: Path, data: dict[str, bytes], patches: list[str],
-                       gitdir: Path | None = None) -> list[list[Wanted]]:
-    """What ``script`` says for each patch text, with ``data`` (MAINTAINERS
-    and the others of DATA, as bytes) as its tree; ``gitdir``: the repository
-    whose commits a ``Fixes:`` names."""
-    if "MAINTAINERS" not in data:
-        raise NapipatchError("MAINTAINERS", "not in the tree")
-    if not script.is_file():
-        raise NapipatchError(script, "no such script in the tree")
-    maint = MaintainersFile(data["MAINTAINERS"].decode("utf-8", "replace"))
-    env = dict(os.environ)
-    if gitdir is not None:
-        env["GIT_DIR"] = str(gitdir)
-    with tempfile.TemporaryDirectory(prefix="napipatch-maint-") as td:
-        procs, out = [], []
-        # Side by side, a directory each, a few at a time: five patches cost
-        # about the time of the slowest, not of all five in turn.
-        width = max(2, os.cpu_count() or 1)
-        try:
-            for i, text in enumerate(patches):
-                if len(procs) - len(out) >= width:
-                    out.append(_wanted(procs[len(out)]))
-                d = Path(td) / str(i)
-                d.mkdir()
-                for name, blob in data.items():
-                    (d / name).write_bytes(blob)
-                (d / "patch").write_text(text)
-                (d / "MAINTAINERS").write_text(maint.trimmed(text))
-                # A .git is what makes it read commits (GIT_DIR says where);
-                # it only does for a Fixes: line, and git costs it time otherwise.
-                if gitdir is not None and FIXES.search(text):
-                    (d / ".git").mkdir()
-                procs.append(subprocess.Popen(
-                    ["perl", str(script), *_COMMON, "patch"], cwd=d, env=env,
-                    stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                    text=True, errors="replace"))
-            return out + [_wanted(p) for p in procs[len(out):]]
-        finally:
-            for p in procs:
-                if p.poll() is None:
-                    p.kill()
-                    p.wait()
-
-
-def _wanted(proc: subprocess.Popen) -> list[Wanted]:
-    try:
-        out, err = proc.communicate(timeout=300)
-    except subprocess.TimeoutExpired:
-        raise NapipatchError("get_maintainer.pl", "still running after 300 s; stopped") from None
-    if proc.returncode != 0:
-        last = (err.strip().splitlines() or [f"exit status {proc.returncode}"])[-1]
-        raise NapipatchError("get_maintainer.pl", last)
-    return [w for line in out.splitlines() if (w := wanted_line(line))]
-
-
-def tree_data(read) -> dict[str, bytes]:
-    """DATA as ``read(name) -> bytes | None`` gives it."""
-    return {name: blob for name in DATA if (blob := read(name)) is not None}
-
-
-def get_maintainers(repo: Path, base: str, cache: Path, patches: list[Path]) -> list[Wanted]:
-    """What get_maintainer.pl at ``base`` wants for the patch files
-    ``patches``, each address once (in the order it names them)."""
-    script = scripts_root(repo, base, cache) / "scripts" / "get_maintainer.pl"
-
-    def read(name: str) -> bytes | None:
-        cp = gitutil.git(repo, "cat-file", "blob", f"{base}:{name}", check=False, text=False)
-        return cp.stdout if cp.returncode == 0 else None
-    data = tree_data(read)
-    if "MAINTAINERS" not in data:
-        raise NapipatchError(repo, f"no MAINTAINERS file at {base[:12]}")
-    texts = [Path(p).read_text(errors="replace") for p in patches]
-    got = run_get_maintainer(script, data, texts, git_dir(repo))
-    seen: dict[str, Wanted] = {}
-    for w in (w for per in got for w in per):
-        seen.setdefault(w.address, w)
-    return list(seen.values())
-
-
-def recipients(to: list[str], cc: list[str], wanted: list[Wanted]) -> tuple[list[str], list[str]]:
-    """To and Cc as ``napipatch send`` addresses a series: the addresses it
-    was given first; then get_maintainer.pl's people in To (as b4 does), its
-    lists and the people a Fixes: tag blames in Cc; each address once."""
-    to_l = to + [w.entry for w in wanted if not w.is_list and not w.only_blamed]
-    cc_l = cc + [w.entry for w in wanted if w.is_list or w.only_blamed]
-    to_l = dedupe(to_l)
-    return to_l, dedupe(cc_l, {address_of(a) for a in to_l})
-
-
-# ---------------------------------------------------------------- .mailmap
-def aliases(mailmap: str) -> dict[str, set[str]]:
-    """address -> every address a .mailmap line names beside it."""
-    out: dict[str, set[str]] = {}
-    for line in mailmap.splitlines():
-        found = {a.lower() for a in re.findall(r"<([^<>\s]+@[^<>\s]+)>", line.split("#")[0])}
-        for a in found:
-            out.setdefault(a, set()).update(found - {a})
-    return out

@@ -12,22 +12,25 @@ non-ASCII address, so napipatch formats addresses only here:
   2047-encoded, and None for an address that cannot be written in ASCII
   (the caller leaves it out or falls back to ``readable``);
 - the list functions read address lists from series data,
-  get_maintainer.pl and the command line, junk dropped.
+  get_maintainer.pl and the command line, junk dropped;
+- ``mailmap_aliases`` reads which addresses a .mailmap says are one person.
 """
 
 from __future__ import annotations
 
 import email.utils
+import re
 import unicodedata
 from email.header import Header
 
 from napipatch.errors import NapipatchError
 
 
-def one_line(value: str | None, limit: int = 400) -> str:
-    """Printable text on one line: control characters, line and paragraph
-    separators become spaces (no header injection), runs of
-    white space are joined, and the text is cut at ``limit``."""
+def one_line(value: str | None, limit: int | None = 400) -> str:
+    """Printable text on one line, fit for a header: control characters
+    (CR and LF among them), line and paragraph separators become spaces (no
+    header injection), runs of white space are joined, and the text is cut
+    at ``limit`` (None: an address list, never cut)."""
     out = []
     for ch in str(value or ""):
         cat = unicodedata.category(ch)
@@ -61,11 +64,6 @@ def header(name: str | None, addr: str | None) -> str | None:
     return email.utils.formataddr((name, addr))
 
 
-def clean_address(value: str) -> str:
-    """Text fit for a header: CR and LF removed, runs of white space joined."""
-    return " ".join(str(value).replace("\r", " ").replace("\n", " ").split())
-
-
 def _getaddresses(value: str) -> list[tuple[str, str]]:
     """(name, address) pairs of an address list, parsed leniently.
 
@@ -82,9 +80,10 @@ def _getaddresses(value: str) -> list[tuple[str, str]]:
 
 
 def split_addresses(value: str) -> list[str]:
-    """``Name <addr>`` entries of an address list, CR/LF stripped, junk dropped."""
+    """``Name <addr>`` entries of an address list, made one line (CR, LF and
+    every other control character a space), junk dropped."""
     out = []
-    for name, addr in _getaddresses(clean_address(value)):
+    for name, addr in _getaddresses(one_line(value, None)):
         if "@" not in addr or any(c in addr for c in '<>", '):
             continue
         if name:
@@ -101,7 +100,7 @@ def address_of(entry: str) -> str:
 
 
 def addresses(values, where: str) -> list[str]:
-    """Addresses from a list (or one string), CR/LF stripped, one per entry."""
+    """Addresses from a list (or one string), made one line, one per entry."""
     if values is None:
         return []
     if isinstance(values, str):
@@ -122,3 +121,11 @@ def dedupe(addrs: list[str], exclude: set[str] = frozenset()) -> list[str]:
     return out
 
 
+def mailmap_aliases(mailmap: str) -> dict[str, set[str]]:
+    """address -> every address a .mailmap line names beside it (lower case)."""
+    out: dict[str, set[str]] = {}
+    for line in mailmap.splitlines():
+        found = {a.lower() for a in re.findall(r"<([^<>\s]+@[^<>\s]+)>", line.split("#")[0])}
+        for a in found:
+            out.setdefault(a, set()).update(found - {a})
+    return out

@@ -10,7 +10,8 @@ makes every patch a reply to the cover letter. SMTP is git's own business
 
 Anything from series data that lands in a header (addresses from
 series.toml, get_maintainer.pl or the command line; the Message-ID's parts)
-has CR and LF removed first.
+is made one line first (``mails.addresses.one_line``: CR, LF and every other
+control character removed).
 """
 
 from __future__ import annotations
@@ -24,9 +25,9 @@ from pathlib import Path
 
 from napipatch.config import Config
 from napipatch.errors import NapipatchError
-from napipatch.kernel.maintainers import get_maintainers, recipients
-from napipatch.mails.addresses import addresses, clean_address
-from napipatch.mails import mail as mailmod
+from napipatch.kernel.getmaintainer import get_maintainers, recipients
+from napipatch.mails import mbox
+from napipatch.mails.addresses import addresses, one_line
 from napipatch.pipeline.run import run
 from napipatch.report.model import Report
 from napipatch.store.store import LORE_LINK, Store
@@ -50,7 +51,7 @@ class Outcome:
 
 def new_message_id(name: str, version: int, n: int, domain: str) -> str:
     stamp = time.strftime("%Y%m%d%H%M%S", time.gmtime())
-    left = clean_address(f"{stamp}.{secrets.token_hex(4)}-{n}-{name}-v{version}").replace(" ", "")
+    left = one_line(f"{stamp}.{secrets.token_hex(4)}-{n}-{name}-v{version}", None).replace(" ", "")
     return f"{left}@{domain}"
 
 
@@ -96,7 +97,8 @@ def send_series(store: Store, spec: str, cfg: Config, repo: Path | None = None,
     wanted = []
     if repo is not None and report.base:
         patch_files = [f for f in files if not f.name.startswith("0000-")]
-        wanted = get_maintainers(repo, report.base, cfg.cache, patch_files)
+        wanted = get_maintainers(repo, report.base, cfg.cache, patch_files,
+                                 cfg.get_maintainer_timeout)
     # The cc-maintainers check takes a stored series to go where this says.
     outcome.to, outcome.cc = recipients(to_l, cc_l, wanted)
     if not outcome.to:
@@ -112,7 +114,7 @@ def send_series(store: Store, spec: str, cfg: Config, repo: Path | None = None,
             out = Path(td) / f.name
             out.write_bytes(with_message_id(f.read_bytes(), mid, str(f)))
             copies.append(out)
-            ids.append((mailmod.read_mbox(out)[0], mid))
+            ids.append((mbox.read_mbox(out)[0], mid))
         args = ["--thread", "--no-chain-reply-to", "--confirm=never"]
         args += [f"--to={a}" for a in outcome.to] + [f"--cc={a}" for a in outcome.cc]
         if dry_run:

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from napipatch.errors import NapipatchError
 from napipatch.mails import mail as mailmod
+from napipatch.mails import mbox
 from napipatch.mails.series import (
     Series,
     assemble,
@@ -23,11 +24,11 @@ _MSGID = re.compile(r"^<?[^<>\s/@]+@[^<>\s/@]+>?$")
 def read_source(source: str, lore_url: str) -> tuple[list[mailmod.PatchMail], str]:
     """The mails of SOURCE and a description of where they came from."""
     p = Path(source)
-    kind = mailmod.input_kind(source)
+    kind = mbox.input_kind(source)
     if kind == "dir":
-        return mailmod.read_patch_dir(p), f"directory {source}"
+        return mbox.read_patch_dir(p), f"directory {source}"
     if kind == "file":
-        return mailmod.read_mbox(p), f"mbox {p.name}"
+        return mbox.read_mbox(p), f"mbox {p.name}"
     if _MSGID.match(source) or b4api.archive_of(source):
         msgid = b4api.message_id(source) or source.strip("<>")
         where, raws = b4api.fetch_thread(source, lore_url)

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from napipatch.errors import NapipatchError
 from napipatch.mails import mail as mailmod
+from napipatch.mails import mbox
 from napipatch.mails.series import Series, assemble, valid_name
 from napipatch.store import b4api
 from napipatch.store.store import Store
@@ -26,13 +27,13 @@ RANGE_LIMIT = 1000  # a range this long is a mistake (v6.12..HEAD of the wrong t
 
 def resolve(target: str, store: Store, tree: Path | None) -> Series:
     p = Path(target)
-    kind = mailmod.input_kind(target)
+    kind = mbox.input_kind(target)
     # "series/NAME@vN" names the store even though no such path exists.
     m = re.fullmatch(r"(?:.*/)?([^/@]+)(@v?\d+)?", target)
     if kind == "dir" and not (p / "series.toml").is_file():
-        return assemble(mailmod.read_patch_dir(p), target, name=p.name)
+        return assemble(mbox.read_patch_dir(p), target, name=p.name)
     if kind == "file":
-        return assemble(mailmod.read_mbox(p), target, name=p.stem)
+        return assemble(mbox.read_mbox(p), target, name=p.stem)
     if m and valid_name(m.group(1)) and (store.path(m.group(1)) / "series.toml").is_file():
         return store.load(m.group(1) + (m.group(2) or ""))
     if kind == "dir" and (p / "series.toml").is_file():
@@ -82,7 +83,7 @@ def from_range(tree: Path, revrange: str, base: str | None = None) -> Series:
         mails = []
         for f in files:
             mails += [mailmod.parse_message(raw, f.name, env)
-                      for env, raw in mailmod.split_mbox(mailmod.read_regular(f), f.name)]
+                      for env, raw in mailmod.split_mbox(mbox.read_regular(f), f.name)]
     series = assemble(mails, revrange, name=revrange)
     # The cover letter of a range is format-patch's placeholder: the user
     # has not written it yet, so checks must not judge its text.

@@ -27,7 +27,7 @@ import tomli_w
 
 from napipatch import fileio
 from napipatch.errors import NapipatchError
-from napipatch.mails import mail as mailmod
+from napipatch.mails import mbox
 from napipatch.mails.series import (
     Series,
     assemble,
@@ -60,7 +60,7 @@ class Store:
         if not f.is_file():
             raise NapipatchError(name, f"no such series in {self.root}")
         try:
-            return tomllib.loads(mailmod.read_regular(f, RECORD_LIMIT).decode())
+            return tomllib.loads(mbox.read_regular(f, RECORD_LIMIT).decode())
         except UnicodeDecodeError:
             raise NapipatchError(f, "not valid UTF-8") from None
         except tomllib.TOMLDecodeError as exc:
@@ -100,7 +100,7 @@ class Store:
         vdir = self.path(name) / f"v{v}"
         rec = self.record(name)
         info = rec["versions"][f"v{v}"]
-        mails = mailmod.read_patch_dir(vdir)
+        mails = mbox.read_patch_dir(vdir)
         if info.get("cover-only"):
             s = Series(name=name, version=v, cover=mails[0], patches=[], source=str(vdir))
         else:
@@ -119,7 +119,7 @@ class Store:
             if series.cover:
                 files["0000-cover-letter.patch"] = series.cover.as_format_patch()
             for i, p in enumerate(series.patches, 1):
-                files[f"{i:04d}-{mailmod.slug(p.subject.title)}.patch"] = p.as_format_patch()
+                files[f"{i:04d}-{mbox.slug(p.subject.title)}.patch"] = p.as_format_patch()
         info = self._info(series, trailers, source, cover_only, exported_from)
         vkey = f"v{series.version}"
         vdir = self.path(name) / vkey
