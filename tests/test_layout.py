@@ -289,10 +289,11 @@ def imports_of_the_app(root: Path, package: str = PACKAGE, app: str = "cli") -> 
 # own unit, the package itself (its version) and the units listed for it.
 # The flow reads downwards: mails -> tree -> kernel -> checks -> engine ->
 # report, with store, jobs and bench beside it and the front-ends on top.
-FOUNDATION = {"errors", "fileio", "tomlconf"}
+FOUNDATION = {"errors", "fileio", "tomlconf", "procs"}
 LAYERS: dict[str, set[str]] = {
     "errors": set(),
     "fileio": {"errors"},
+    "procs": {"errors", "fileio"},   # every tool napipatch starts (git aside)
     "tomlconf": {"errors"},
     "config": {"errors"},
     "mails": FOUNDATION,

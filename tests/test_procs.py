@@ -1,0 +1,171 @@
+"""napipatch.procs with real processes: deadlines kill the whole group, a
+missing tool is a one-line error, the tee writes the log and calls back
+per line. No test asserts a duration: a deadline's effect is shown by the
+processes that are gone and the exception raised."""
+
+from __future__ import annotations
+
+import os
+import pickle
+import signal
+import time
+from pathlib import Path
+
+import pytest
+
+from napipatch import procs
+from napipatch.errors import NapipatchError
+
+
+def _running(pid: int) -> bool:
+    """``pid`` exists and is not a zombie (a killed child whose parent died
+    is reaped by init when init gets to it)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+def _gone(pid: int) -> bool:
+    # SIGKILL is delivered asynchronously: let the kernel finish the kill.
+    for _ in range(500):
+        if not _running(pid):
+            return True
+        time.sleep(0.02)
+    return False
+
+
+def test_the_deadline_kills_the_group_and_keeps_the_output():
+    # the child sleep, not the shell, is what would outlive a plain kill
+    with pytest.raises(procs.ProcessTimeout) as caught:
+        procs.run(["sh", "-c", "echo a; sleep 30 & echo $!; wait"], timeout=1)
+    exc = caught.value
+    first, pid = exc.output.split()
+    assert first == "a"
+    assert _gone(int(pid))
+    assert exc.seconds == 1
+    assert isinstance(exc, NapipatchError)
+    assert str(exc) == "sh: timed out"
+
+
+def test_timeout_output_survives_pickling():
+    exc = procs.ProcessTimeout("tool", "timed out", "so far\n", 3.0)
+    back = pickle.loads(pickle.dumps(exc))
+    assert (str(back), back.output, back.seconds) == ("tool: timed out", "so far\n", 3.0)
+
+
+def test_what_a_finished_tool_left_in_its_group_is_killed():
+    cp = procs.run(["sh", "-c", "sleep 30 >/dev/null 2>&1 & echo $!"], timeout=30)
+    assert cp.returncode == 0
+    assert _gone(int(cp.stdout))
+
+
+def test_a_tool_that_left_its_group_cannot_hold_the_run():
+    # setsid: a process of another session keeps the pipe open; after the
+    # kill the pipe is read for a grace period only.
+    with pytest.raises(procs.ProcessTimeout) as caught:
+        procs.run(["sh", "-c", "setsid sleep 30 & echo $!; sleep 30"], timeout=1)
+    pid = int(caught.value.output.split()[0])
+    try:
+        assert _running(pid)        # not ours to kill: it left the group
+    finally:
+        os.kill(pid, signal.SIGKILL)
+
+
+def test_a_missing_tool_is_a_one_line_error():
+    with pytest.raises(procs.NotInstalled) as caught:
+        procs.run(["napipatch-no-such-tool", "-x"], timeout=5, package="no-such-package")
+    assert str(caught.value) == ("napipatch-no-such-tool: not installed "
+                                 "(apt-get install no-such-package)")
+    with pytest.raises(NapipatchError, match=r"^spatch: not installed$"):
+        procs.run(["/nonexistent/bin/spatch"], timeout=5, name="spatch")
+
+
+def test_a_missing_working_directory_is_not_a_missing_tool(tmp_path):
+    with pytest.raises(FileNotFoundError):
+        procs.run(["true"], timeout=5, cwd=tmp_path / "gone")
+
+
+def test_the_tee_writes_the_log_and_calls_back_per_line(tmp_path):
+    seen = []
+    log = tmp_path / "make.log"
+    with open(log, "w", buffering=1) as lf:
+        lf.write("$ header\n")
+        cp = procs.run(["sh", "-c", "echo one; echo two >&2; printf 'th\\r\\nree\\rfour'"],
+                       timeout=30, stderr="merge", log=lf, on_line=seen.append)
+    assert seen == ["one", "two", "th", "ree", "four"]
+    assert log.read_text() == "$ header\none\ntwo\nth\nree\nfour\n"
+    assert cp.returncode == 0 and cp.stderr is None
+    assert cp.stdout == "one\ntwo\nth\nree\nfour"
+
+
+def test_console_lines_end_at_newline_only_and_lose_their_crs():
+    seen = []
+    procs.run(["printf", "a\\r\\r\\nb\\rc\\n"], timeout=30, on_line=seen.append, newline="\n")
+    assert seen == ["a", "b\rc"]
+
+
+def test_both_streams_teed_apart_keep_their_lines_whole():
+    seen = []
+    cp = procs.run(["sh", "-c", "printf 'out-'; printf 'err-' >&2; echo 1; echo 2 >&2"],
+                   timeout=30, on_line=seen.append)
+    assert sorted(seen) == ["err-2", "out-1"]
+    assert (cp.stdout, cp.stderr) == ("out-1\n", "err-2\n")
+
+
+def test_a_callback_ends_the_run_early():
+    seen = []
+    cp = procs.run(["sh", "-c", "sleep 30 & echo $!; echo stop; wait; echo never"], timeout=60,
+                   on_line=lambda line: seen.append(line) or line == "stop")
+    assert cp.returncode == -signal.SIGKILL
+    assert seen[1:] == ["stop"]
+    assert _gone(int(seen[0]))
+    ticks = []
+    cp = procs.run(["sleep", "30"], timeout=60, tick=lambda s: ticks.append(s) or True)
+    assert cp.returncode == -signal.SIGKILL and len(ticks) == 1
+
+
+def test_a_callback_that_raises_kills_the_group():
+    pids = []
+
+    def boom(line):
+        pids.append(int(line))
+        raise RuntimeError("parser broke")
+    with pytest.raises(RuntimeError):
+        procs.run(["sh", "-c", "sleep 30 & echo $!; wait"], timeout=60, on_line=boom)
+    assert _gone(pids[0])
+
+
+def test_input_and_capture_as_text_and_as_bytes():
+    assert procs.run(["cat"], timeout=30, input="x\r\ny\n").stdout == "x\ny\n"
+    data = bytes(range(256)) * 1000     # more than a pipe holds: written as read
+    cp = procs.run(["cat"], timeout=30, input=data, text=False)
+    assert cp.stdout == data and cp.stderr == b""
+    cp = procs.run(["sh", "-c", "echo out; echo err >&2; exit 3"], timeout=30, stderr="null")
+    assert (cp.returncode, cp.stdout, cp.stderr) == (3, "out\n", None)
+
+
+def test_side_by_side_one_late_run_stops_them_all():
+    a = procs.start(["sh", "-c", "sleep 30 & echo $!; wait"], timeout=60)
+    b = procs.start(["sh", "-c", "echo b; sleep 30 & echo $!; wait"], timeout=1)
+    with pytest.raises(procs.ProcessTimeout) as caught:
+        procs.finish([a, b])
+    assert caught.value.output.startswith("b\n")
+    assert _gone(int(caught.value.output.split()[1]))
+    assert _gone(int(a.output()))
+
+
+def test_side_by_side_results_come_in_order():
+    runs = [procs.start(["sh", "-c", f"sleep 0.{3 - i}; echo {i}"], timeout=30) for i in range(3)]
+    assert [cp.stdout for cp in procs.finish(runs)] == ["0\n", "1\n", "2\n"]
+
+
+def test_leaving_with_kills_a_run_never_finished(tmp_path):
+    pidfile = tmp_path / "pid"
+    with procs.start(["sh", "-c", f"sleep 30 & echo $! >{pidfile}.new; mv {pidfile}.new {pidfile}; "
+                      "wait"], timeout=60) as r:
+        while not pidfile.exists():     # started, never read
+            time.sleep(0.02)
+    assert r.proc.returncode == -signal.SIGKILL
+    assert _gone(int(pidfile.read_text()))
