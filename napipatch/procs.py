@@ -7,7 +7,10 @@ engine (napipatch/engine/forked.py, which uses ``kill_group``). So they all
 behave alike:
 
 * the command runs in a new session, so in a process group of its own; a
-  terminal's ^C reaches napipatch only, and napipatch ends the group;
+  terminal's ^C reaches napipatch only, and napipatch ends the group.
+  Inside a forked unit of the engine (``stay_in_group``) a tool stays in
+  the unit's group instead, which the engine kills whole when the unit
+  ends; there a deadline kills the tool's process tree;
 * past its deadline the whole group is killed with SIGKILL (the tool and
   every process it started that did not leave the group: QEMU under vng,
   the compilers under make), what is still in the pipes is read for a
@@ -35,6 +38,7 @@ only (and napipatch.errors): every layer may import this.
 from __future__ import annotations
 
 import codecs
+import contextlib
 import io
 import os
 import select
@@ -85,6 +89,53 @@ def kill_group(pgid: int) -> None:
         os.killpg(pgid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
         pass
+
+
+# True in a process whose parent kills its whole process group when it
+# ends (set by ``stay_in_group``).
+_IN_GROUP = [False]
+
+
+def stay_in_group() -> None:
+    """From now on, start tools in this process's own process group, not in
+    sessions of their own: for a process whose parent kills its whole group
+    when it ends (the engine's forked units), so that kill reaches every
+    tool it started, whatever happens to this process. A tool past its
+    deadline is then killed with its descendants (``kill_tree``)."""
+    _IN_GROUP[0] = True
+
+
+def _parents() -> dict[int, int]:
+    """{pid: parent pid} of the processes /proc shows."""
+    out = {}
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                with open(f"/proc/{d}/stat", "rb") as f:
+                    out[int(d)] = int(f.read().rsplit(b")", 1)[1].split()[1])
+            except (OSError, ValueError, IndexError):
+                pass
+    return out
+
+
+def kill_tree(pid: int) -> None:
+    """SIGKILL ``pid`` (a child not yet reaped) and its descendants. Each is
+    stopped before /proc is read again, so none can start another past the
+    walk; one that left in between is let go."""
+    tree: set[int] = set()
+    new = {pid}
+    while new:
+        for p in new:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(p, signal.SIGSTOP)
+        tree |= new
+        parents = _parents()
+        new = {p for p, pp in parents.items() if pp in tree and p not in tree}
+    parents = _parents()
+    for p in tree:
+        mine = p == pid or parents.get(p) in tree   # else: its pid was reused
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(p, signal.SIGKILL if mine else signal.SIGCONT)
 
 
 def _exited(pid: int, until: float | None) -> bool:
@@ -143,6 +194,7 @@ class Running:
         self.killed = False       # by a deadline or a callback: ``drain_until`` bounds the rest
         self.timed_out = False
         self.drain_until: float | None = None
+        self.in_group = opts["in_group"]
 
     # -------------------------------------------------------------- lines
     def _lines(self, s: _Stream, data: bytes, final: bool = False) -> None:
@@ -171,7 +223,7 @@ class Running:
         """Kill the group now (unless the tool is reaped already); what is
         in the pipes is still read for GRACE seconds."""
         if self.proc.returncode is None:
-            kill_group(self.proc.pid)
+            (kill_tree if self.in_group else kill_group)(self.proc.pid)
         if not self.killed:
             self.killed, self.timed_out = True, why == "timeout"
             self.drain_until = time.monotonic() + GRACE
@@ -191,7 +243,8 @@ class Running:
         if self.proc.returncode is None:
             if not self.killed and not _exited(self.proc.pid, self.deadline):
                 self.kill("timeout")
-            kill_group(self.proc.pid)
+            if not self.in_group:
+                kill_group(self.proc.pid)   # what it left behind (in a unit: the unit's end)
             self.proc.wait()
         self.close()
         err = None
@@ -249,7 +302,7 @@ def start(argv: Sequence[str], *, timeout: float | None, name: str | None = None
     data = input.encode("utf-8") if isinstance(input, str) else input
     try:
         proc = subprocess.Popen(
-            argv, cwd=cwd, env=env, bufsize=0, start_new_session=True,
+            argv, cwd=cwd, env=env, bufsize=0, start_new_session=not _IN_GROUP[0],
             stdin=subprocess.DEVNULL if data is None else subprocess.PIPE, stdout=subprocess.PIPE,
             stderr={"pipe": subprocess.PIPE, "merge": subprocess.STDOUT,
                     "null": subprocess.DEVNULL}[stderr])
@@ -258,7 +311,8 @@ def start(argv: Sequence[str], *, timeout: float | None, name: str | None = None
             raise                       # the working directory, not the tool
         hint = f" (apt-get install {package})" if package else ""
         raise NotInstalled(name, f"not installed{hint}") from None
-    opts = {"text": text, "newline": newline, "log": log, "on_line": on_line, "tick": tick}
+    opts = {"text": text, "newline": newline, "log": log, "on_line": on_line, "tick": tick,
+            "in_group": _IN_GROUP[0]}
     return Running(argv, name, proc, timeout, opts, data)
 
 

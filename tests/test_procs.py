@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from napipatch import procs
+from napipatch.engine.forked import run_forked
 from napipatch.errors import NapipatchError
 
 
@@ -169,3 +170,43 @@ def test_leaving_with_kills_a_run_never_finished(tmp_path):
             time.sleep(0.02)
     assert r.proc.returncode == -signal.SIGKILL
     assert _gone(int(pidfile.read_text()))
+
+
+
+def test_a_unit_past_its_budget_takes_its_tools_along(tmp_path):
+    # The engine kills a forked unit's whole group when it ends: tools run
+    # through procs stay in that group, so a tool still running then, and
+    # what it started, go with the unit.
+    pidfile = tmp_path / "pids"
+
+    def hung():
+        r = procs.start(["sh", "-c", f"sleep 30 & echo $! >{pidfile}; wait"], timeout=60)
+        assert os.getpgid(r.proc.pid) == os.getpgrp()
+        procs.finish([r])
+    ended = run_forked([hung], 1, 1)
+    assert ended[0].how == "timeout"
+    assert _gone(int(pidfile.read_text()))
+
+
+def test_in_a_unit_a_deadline_kills_the_tool_and_its_children():
+    def unit():
+        try:
+            procs.run(["sh", "-c", "sleep 30 & echo $!; wait"], timeout=1)
+        except procs.ProcessTimeout as exc:
+            return int(exc.output), _gone(int(exc.output))
+        return None
+    ended = run_forked([unit], 1, 60)
+    assert ended[0].how == "ok", ended[0]
+    assert ended[0].value[1], "the tool's child still runs in the unit"
+
+
+def test_kill_tree_spares_what_is_not_below():
+    with procs.start(["sh", "-c", "sleep 30 & echo $!; exec sleep 40"], timeout=60) as r:
+        line = b""
+        while not line.endswith(b"\n"):
+            line += os.read(r.proc.stdout.fileno(), 100)
+        child = int(line)
+        procs.kill_tree(r.proc.pid)
+        assert r.proc.wait() == -signal.SIGKILL
+    assert _gone(child)
+    assert _running(os.getpid())

@@ -31,8 +31,8 @@ import traceback
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
+from napipatch import procs
 from napipatch.errors import NapipatchError
-from napipatch.procs import kill_group
 
 # A child's result larger than this is refused (a bound on what one unit
 # can make the parent hold): a check with this much output is broken.
@@ -65,6 +65,8 @@ def _child(task: Callable[[], Any], wfd: int) -> None:
     code = 0
     try:
         os.setpgid(0, 0)
+        # The tools the unit starts stay in its group, which the parent kills.
+        procs.stay_in_group()
         # The parent decides when a unit ends; a terminal's ^C goes to the
         # parent (the children are not in the foreground group anyway).
         signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -106,7 +108,7 @@ def _reap(pid: int) -> int:
 
 def _finish(run: _Running, now: float, timed_out: bool) -> Ended:
     # Kill the group before reaping (see kill_group).
-    kill_group(run.pid)
+    procs.kill_group(run.pid)
     status = _reap(run.pid)
     seconds = now - run.started
     if timed_out:
@@ -165,7 +167,7 @@ def run_forked(tasks: Sequence[Callable[[], Any]], jobs: int, budget: float,
     finally:
         # An interrupt (^C) or an error here: no child may outlive the run.
         for run in list(running.values()):
-            kill_group(run.pid)
+            procs.kill_group(run.pid)
             _reap(run.pid)
             os.close(run.rfd)
         sel.close()
