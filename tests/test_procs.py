@@ -210,3 +210,22 @@ def test_kill_tree_spares_what_is_not_below():
         assert r.proc.wait() == -signal.SIGKILL
     assert _gone(child)
     assert _running(os.getpid())
+
+
+def test_the_make_log_has_the_command_the_lines_and_the_status(tmp_path):
+    # jobs/build/builder.run_logged: the one make-log tee (builds and the
+    # warning builds): stdout and stderr in the order make wrote them.
+    from napipatch.jobs.build.builder import run_logged
+
+    log = tmp_path / "logs" / "make.log"
+    seen = []
+    rc, lines = run_logged(["sh", "-c", "echo '  CC a.o'; echo 'a.c:1:2: warning: x' >&2; exit 2"],
+                           log, dict(os.environ), on_line=seen.append)
+    assert (rc, lines, seen) == (2, ["  CC a.o", "a.c:1:2: warning: x"], lines)
+    rc, _ = run_logged(["true"], log, dict(os.environ), append=True)
+    assert log.read_text() == ("$ sh -c echo '  CC a.o'; echo 'a.c:1:2: warning: x' >&2; exit 2\n"
+                               "  CC a.o\na.c:1:2: warning: x\n# exit status 2\n"
+                               "$ true\n# exit status 0\n")
+    with pytest.raises(procs.NotInstalled, match=r"^napipatch-no-make: not installed "
+                                                 r"\(apt-get install make\)$"):
+        run_logged(["napipatch-no-make"], log, dict(os.environ), package="make")
