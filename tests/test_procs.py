@@ -229,3 +229,72 @@ def test_the_make_log_has_the_command_the_lines_and_the_status(tmp_path):
     with pytest.raises(procs.NotInstalled, match=r"^napipatch-no-make: not installed "
                                                  r"\(apt-get install make\)$"):
         run_logged(["napipatch-no-make"], log, dict(os.environ), package="make")
+
+
+# ---------------------------------------------- the consoles (QEMU, vng)
+def _fake_qemu(monkeypatch, tmp_path, script: str):
+    from napipatch.jobs.boot import qemu
+    from napipatch.jobs.targets import load
+
+    monkeypatch.setattr(qemu, "require_bootable", lambda *_a: None)
+    monkeypatch.setattr(qemu.initramfs, "build", lambda *_a: tmp_path / "initrd")
+    monkeypatch.setattr(qemu, "qemu_cmd", lambda *_a: ["sh", "-c", script])
+    return qemu, load("virtio-net")
+
+
+def test_the_qemu_console_is_logged_and_read_back(monkeypatch, tmp_path):
+    qemu, target = _fake_qemu(monkeypatch, tmp_path, (
+        "printf 'boot\\r\\nNAPIPATCH-PLAN-BEGIN\\r\\nok 1 - link\\rup\\r\\n'; "
+        "echo 'NAPIPATCH-PLAN-END rc=0' >&2"))
+    res = qemu.boot(tmp_path / "bzImage", target, tmp_path, timeout=60)
+    assert res.console == "boot\nNAPIPATCH-PLAN-BEGIN\nok 1 - link\rup\nNAPIPATCH-PLAN-END rc=0\n"
+    assert res.console_log.read_bytes().decode() == res.console
+    assert (res.finished, res.timed_out, res.plan_rc) == (True, False, 0)
+
+
+def test_a_hung_qemu_is_cut_with_its_console_so_far(monkeypatch, tmp_path):
+    qemu, target = _fake_qemu(monkeypatch, tmp_path, (
+        "echo NAPIPATCH-PLAN-BEGIN; echo 'ok 1 - link up'; sleep 30 & echo $!; wait"))
+    seen = []
+    res = qemu.boot(tmp_path / "bzImage", target, tmp_path, timeout=1, progress=seen.append)
+    assert (res.finished, res.timed_out) == (False, True)
+    assert [t.status for t in res.tests] == ["ok"]
+    assert _gone(int(res.console.splitlines()[-1]))
+    assert seen and seen[0].startswith("booting bzImage under TCG (")
+
+
+def test_vng_lines_of_both_streams_and_the_end_of_the_guest(tmp_path):
+    """vng.run: the script (stdout) and the console (stderr) each line whole
+    in the log; once the guest said it is done, QEMU is not waited for."""
+    from napipatch.jobs.boot import vng
+
+    fake = tmp_path / "bin" / "vng"
+    fake.parent.mkdir()
+    fake.write_text("#!/bin/sh\nprintf '[ 1.0] kernel\\r\\n' >&2\n"
+                    "echo 'NAPIPATCH-SELFTEST-BEGIN net:a'; echo 'ok 1 a'\n"
+                    "echo 'NAPIPATCH-SELFTEST-END net:a rc=0'\n"
+                    "echo NAPIPATCH-GUEST-DONE; echo 'reboot: System halted' >&2\n"
+                    "sleep 30 & echo $! >&2; wait\n")
+    fake.chmod(0o755)
+    stamps: dict[str, float] = {}
+    console, timed_out, _secs = vng.run([str(fake)], 120, tmp_path / "vng.log", stamps=stamps)
+    assert not timed_out
+    got = console.splitlines()
+    assert sorted(got[:-1]) == sorted(["[ 1.0] kernel", "NAPIPATCH-SELFTEST-BEGIN net:a",
+                                       "ok 1 a", "NAPIPATCH-SELFTEST-END net:a rc=0",
+                                       "NAPIPATCH-GUEST-DONE", "reboot: System halted"])
+    assert got.index("ok 1 a") > got.index("NAPIPATCH-SELFTEST-BEGIN net:a")
+    assert set(stamps) == {"start", "end", "done"}
+    assert _gone(int(got[-1]))
+    log = (tmp_path / "vng.log").read_text().splitlines()
+    assert log[0].startswith("# virtme-ng ") and log[1] == f"$ {fake}"
+    assert log[2:] == got
+
+
+def test_a_hung_vng_guest_is_killed_and_said_so_in_the_log(tmp_path):
+    from napipatch.jobs.boot import vng
+
+    console, timed_out, _secs = vng.run(["sh", "-c", "echo booting; sleep 30"], 1,
+                                        tmp_path / "vng.log")
+    assert timed_out and console == "booting\n"
+    assert (tmp_path / "vng.log").read_text().endswith("booting\n# napipatch: killed after 1 s\n")
