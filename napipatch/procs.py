@@ -17,7 +17,8 @@ behave alike:
   moment, and ``ProcessTimeout`` is raised: a NapipatchError carrying the
   output so far and the seconds;
 * once the tool has exited, what it left behind in its group is killed too
-  (before the tool is reaped, so its pid cannot have been reused);
+  (before the tool is reaped, so its pid cannot have been reused; in a
+  unit, the unit's end does it);
 * an interrupt or an error while it runs (a callback that raises) kills
   the group as well: nothing outlives the call;
 * a tool that is not installed (argv[0] not found) is a one-line
@@ -191,6 +192,7 @@ class Running:
         self.streams = [_Stream(f.fileno(), decoder=_decoder(self.newline) if split else None)
                         for f in (proc.stdout, proc.stderr) if f is not None]
         self.stdin, self.sent = stdin, 0
+        self.fds = 0              # pipes still read (or written): the run is live
         self.killed = False       # by a deadline or a callback: ``drain_until`` bounds the rest
         self.timed_out = False
         self.drain_until: float | None = None
@@ -343,18 +345,25 @@ def _register(sel: selectors.BaseSelector, runs: Sequence[Running]) -> None:
     for r in runs:
         for s in r.streams:
             sel.register(s.fd, selectors.EVENT_READ, (r, s))
+            r.fds += 1
         if r.stdin is not None:
             if r.stdin:
                 sel.register(r.proc.stdin.fileno(), selectors.EVENT_WRITE, (r, None))
+                r.fds += 1
             else:
                 r.proc.stdin.close()
+
+
+def _drop(sel: selectors.BaseSelector, r: Running, fd: int) -> None:
+    sel.unregister(fd)
+    r.fds -= 1
 
 
 def _unregister(sel: selectors.BaseSelector, r: Running) -> None:
     """Stop reading ``r`` (its grace is over): whatever holds its pipes open."""
     for key in list(sel.get_map().values()):
         if key.data[0] is r:
-            sel.unregister(key.fileobj)
+            _drop(sel, r, key.fd)
             if key.data[1] is not None and key.data[1].decoder is not None:
                 r.took(key.data[1], b"")
 
@@ -365,14 +374,17 @@ def _send(sel: selectors.BaseSelector, r: Running, fd: int) -> None:
     except BrokenPipeError:
         r.sent = len(r.stdin)
     if r.sent >= len(r.stdin):
-        sel.unregister(fd)
+        _drop(sel, r, fd)
         r.proc.stdin.close()
 
 
 def _wake(runs: Sequence[Running], now: float) -> float | None:
-    """Seconds until the next deadline, tick or end of a grace (None: none)."""
+    """Seconds until the next deadline, tick or end of a grace of a run
+    still read (None: none)."""
     times = []
     for r in runs:
+        if not r.fds:
+            continue                # read to its end: ``reap`` waits for it
         if r.killed:
             times.append(r.drain_until)
             continue
@@ -385,11 +397,12 @@ def _wake(runs: Sequence[Running], now: float) -> float | None:
 
 def _due(sel: selectors.BaseSelector, runs: Sequence[Running], now: float) -> None:
     """Deadlines (one passed: every run is killed), ticks and graces that are due."""
-    if any(not r.killed and r.deadline is not None and now >= r.deadline for r in runs):
+    live = [r for r in runs if r.fds]
+    if any(not r.killed and r.deadline is not None and now >= r.deadline for r in live):
         for r in runs:
-            late = not r.killed and r.deadline is not None and now >= r.deadline
+            late = r.fds and not r.killed and r.deadline is not None and now >= r.deadline
             r.kill("timeout" if late else "stopped")
-    for r in runs:
+    for r in live:
         if r.tick is not None and not r.killed and now >= r.next_tick:
             r.next_tick = now + TICK
             if r.tick(now - r.started):
@@ -411,6 +424,6 @@ def _pump(runs: Sequence[Running]) -> None:
                     continue
                 data = os.read(key.fd, 1 << 16)
                 if not data:
-                    sel.unregister(key.fd)
+                    _drop(sel, r, key.fd)
                 r.took(s, data)
             _due(sel, runs, time.monotonic())

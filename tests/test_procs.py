@@ -298,3 +298,14 @@ def test_a_hung_vng_guest_is_killed_and_said_so_in_the_log(tmp_path):
                                         tmp_path / "vng.log")
     assert timed_out and console == "booting\n"
     assert (tmp_path / "vng.log").read_text().endswith("booting\n# napipatch: killed after 1 s\n")
+
+
+def test_a_run_read_to_its_end_is_not_late_while_another_goes_on():
+    first = procs.start(["sh", "-c", "echo first"], timeout=1)
+    slow = procs.start(["sh", "-c", "sleep 3; echo slow"], timeout=60)
+    assert [cp.stdout for cp in procs.finish([first, slow])] == ["first\n", "slow\n"]
+
+
+def test_a_tool_that_closed_its_output_still_has_its_deadline():
+    with pytest.raises(procs.ProcessTimeout):
+        procs.run(["sh", "-c", "echo bye; exec >&- 2>&-; exec sleep 30"], timeout=1)
