@@ -16,9 +16,9 @@ behave alike:
   the compilers under make), what is still in the pipes is read for a
   moment, and ``ProcessTimeout`` is raised: a NapipatchError carrying the
   output so far and the seconds;
-* once the tool has exited, what it left behind in its group is killed too
-  (before the tool is reaped, so its pid cannot have been reused; in a
-  unit, the unit's end does it);
+* a tool that ends by itself is only reaped: what it started in the
+  background on purpose (``nohup server &``, with its output elsewhere)
+  is left alone, as ``subprocess.run`` leaves it;
 * an interrupt or an error while it runs (a callback that raises) kills
   the group as well: nothing outlives the call;
 * a tool that is not installed (argv[0] not found) is a one-line
@@ -240,13 +240,11 @@ class Running:
                               else out.decode("utf-8", "replace"), self.timeout or 0.0)
 
     def reap(self) -> subprocess.CompletedProcess:
-        """Wait for the tool to exit (within its deadline), kill what it left in
-        its group, reap it: the result."""
+        """Wait for the tool to exit (past its deadline: killed), reap it: the
+        result."""
         if self.proc.returncode is None:
             if not self.killed and not _exited(self.proc.pid, self.deadline):
                 self.kill("timeout")
-            if not self.in_group:
-                kill_group(self.proc.pid)   # what it left behind (in a unit: the unit's end)
             self.proc.wait()
         self.close()
         err = None
