@@ -1,26 +1,21 @@
-"""Running a tool: in a process group of its own, with a deadline.
+"""Running a tool with a deadline: one way, for every tool napipatch starts.
 
-Every tool napipatch starts (make, QEMU, vng, ssh, perl scripts, the
-linters, spatch, tar, cpio, gcc ...) goes through here, except git (the
-git layer, napipatch/tree/gitutil.py) and the forked Python units of the
-engine (napipatch/engine/forked.py, which uses ``kill_group``). So they all
+Every tool (make, QEMU, vng, ssh, scp, perl scripts, the linters, spatch,
+tar, cpio, gcc ...) goes through here, except git (the git layer,
+napipatch/tree/gitutil.py) and the engine's forked Python units
+(napipatch/engine/forked.py, which uses ``kill_group``). So they all
 behave alike:
 
-* the command runs in a new session, so in a process group of its own; a
-  terminal's ^C reaches napipatch only, and napipatch ends the group.
-  Inside a forked unit of the engine (``stay_in_group``) a tool stays in
-  the unit's group instead, which the engine kills whole when the unit
-  ends; there a deadline kills the tool's process tree;
-* past its deadline the whole group is killed with SIGKILL (the tool and
-  every process it started that did not leave the group: QEMU under vng,
-  the compilers under make), what is still in the pipes is read for a
-  moment, and ``ProcessTimeout`` is raised: a NapipatchError carrying the
-  output so far and the seconds;
+* past its deadline the tool is killed with SIGKILL together with every
+  process it started (``kill_tree``: its descendants, each stopped before
+  /proc is read again, so none can start another past the walk); what is
+  still in the pipes is read for a moment (GRACE), and ``ProcessTimeout``
+  is raised: a NapipatchError carrying the output so far and the seconds;
+* an interrupt (^C) or an error while it runs (a callback that raises)
+  kills it the same way: nothing outlives the call;
 * a tool that ends by itself is only reaped: what it started in the
-  background on purpose (``nohup server &``, with its output elsewhere)
-  is left alone, as ``subprocess.run`` leaves it;
-* an interrupt or an error while it runs (a callback that raises) kills
-  the group as well: nothing outlives the call;
+  background on purpose (``nohup server &``, its output elsewhere) is left
+  alone, as ``subprocess.run`` leaves it;
 * a tool that is not installed (argv[0] not found) is a one-line
   ``NotInstalled`` error naming it and, where the caller knows it, the
   Debian package;
@@ -30,6 +25,17 @@ behave alike:
   interleaved whole) is written to a log file as it comes and handed to a
   callback, for progress and live parsing; a ``tick`` callback is called
   twice a second. Either callback may end the run early (return True).
+
+Process groups. A tool stays in its caller's process group, as
+``subprocess`` starts it, unless ``session=True``. That group is how
+napipatch itself is stopped from outside: the engine kills a forked unit's
+whole group when it runs past its budget, a Celery worker's group is
+killed (``kill -9`` of a worker) while its build runs, a terminal's ^C
+goes to the foreground group. A tool in a group of its own would survive
+all of these (a make still writing into the O= directory the next worker
+builds in). ``session=True`` (a new session, so a group of its own, killed
+whole with ``kill_group``) is for a tool that must not share the
+terminal or whose own children leave its tree (vng's QEMU).
 
 ``run`` runs one command; ``start`` + ``finish`` run several side by side
 (their pipes read together, each with its own deadline). Standard library
@@ -53,7 +59,7 @@ from typing import IO, Callable, Sequence
 from napipatch.errors import NapipatchError
 
 TICK = 0.5    # seconds between two calls of a ``tick`` callback
-GRACE = 2.0   # seconds a killed group's output is still read for
+GRACE = 2.0   # seconds a killed tool's output is still read for
 _PIPE_BUF = getattr(select, "PIPE_BUF", 512)
 STDERR = ("pipe", "merge", "null")
 
@@ -63,7 +69,7 @@ class NotInstalled(NapipatchError):
 
 
 class ProcessTimeout(NapipatchError):
-    """A tool ran past its deadline and was killed with its process group.
+    """A tool ran past its deadline and was killed with what it started.
 
     Attributes:
         output: what it printed (stdout, or stdout and stderr merged) until then.
@@ -90,20 +96,6 @@ def kill_group(pgid: int) -> None:
         os.killpg(pgid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
         pass
-
-
-# True in a process whose parent kills its whole process group when it
-# ends (set by ``stay_in_group``).
-_IN_GROUP = [False]
-
-
-def stay_in_group() -> None:
-    """From now on, start tools in this process's own process group, not in
-    sessions of their own: for a process whose parent kills its whole group
-    when it ends (the engine's forked units), so that kill reaches every
-    tool it started, whatever happens to this process. A tool past its
-    deadline is then killed with its descendants (``kill_tree``)."""
-    _IN_GROUP[0] = True
 
 
 def _parents() -> dict[int, int]:
@@ -176,7 +168,7 @@ def _text(data: bytes) -> str:
 
 
 class Running:
-    """A started tool (see ``start``): its process group, its pipes, its output."""
+    """A started tool (see ``start``): its process, its pipes, its output."""
 
     def __init__(self, argv: list[str], name: str, proc: subprocess.Popen, timeout: float | None,
                  opts: dict, stdin: bytes | None):
@@ -196,7 +188,7 @@ class Running:
         self.killed = False       # by a deadline or a callback: ``drain_until`` bounds the rest
         self.timed_out = False
         self.drain_until: float | None = None
-        self.in_group = opts["in_group"]
+        self.session = opts["session"]
 
     # -------------------------------------------------------------- lines
     def _lines(self, s: _Stream, data: bytes, final: bool = False) -> None:
@@ -222,10 +214,10 @@ class Running:
 
     # ------------------------------------------------------------- ending
     def kill(self, why: str = "stopped") -> None:
-        """Kill the group now (unless the tool is reaped already); what is
-        in the pipes is still read for GRACE seconds."""
+        """Kill the tool and what it started now (unless it is reaped
+        already); what is in the pipes is still read for GRACE seconds."""
         if self.proc.returncode is None:
-            (kill_tree if self.in_group else kill_group)(self.proc.pid)
+            (kill_group if self.session else kill_tree)(self.proc.pid)
         if not self.killed:
             self.killed, self.timed_out = True, why == "timeout"
             self.drain_until = time.monotonic() + GRACE
@@ -254,7 +246,7 @@ class Running:
         return subprocess.CompletedProcess(self.argv, self.proc.returncode, self.output(), err)
 
     def close(self) -> None:
-        """Kill the group unless the tool was reaped, reap it, close its pipes
+        """Kill the tool unless it was reaped, reap it, close its pipes
         (what ``finish`` does in the end; also on leaving ``with``)."""
         if self.proc.returncode is None:
             self.kill()
@@ -274,12 +266,12 @@ def start(argv: Sequence[str], *, timeout: float | None, name: str | None = None
           package: str | None = None, cwd=None, env: dict | None = None,
           input: str | bytes | None = None, stderr: str = "pipe", text: bool = True,
           log: IO[str] | None = None, on_line: Callable[[str], object] | None = None,
-          newline: str | None = None, tick: Callable[[float], object] | None = None) -> Running:
-    """Start ``argv`` in a session (so a process group) of its own; ``finish``
-    (or ``run``) reads it to its end.
+          newline: str | None = None, tick: Callable[[float], object] | None = None,
+          session: bool = False) -> Running:
+    """Start ``argv``; ``finish`` (or ``run``) reads it to its end.
 
-    timeout: seconds from now; past them the group is killed and
-        ``ProcessTimeout`` raised (None: no deadline).
+    timeout: seconds from now; past them the tool is killed with what it
+        started and ``ProcessTimeout`` raised (None: no deadline).
     name: the tool in messages (default: argv[0]); package: its Debian
         package, named when it is not installed.
     input: written to its stdin (else stdin is /dev/null).
@@ -293,7 +285,9 @@ def start(argv: Sequence[str], *, timeout: float | None, name: str | None = None
     newline: None: a line ends at \\n, \\r\\n or \\r (Python's text mode);
         "\\n": only at \\n, and CRs before it are dropped (a serial console).
     tick: called with the seconds since the start every TICK seconds.
-    ``on_line`` or ``tick`` returning true ends the run: the group is
+    session: run it in a session (so a process group) of its own, killed
+        whole (see the module's docstring); else in the caller's group.
+    ``on_line`` or ``tick`` returning true ends the run: the tool is
     killed (no error; the result's returncode says -9)."""
     if stderr not in STDERR:
         raise ValueError(f"stderr must be one of {STDERR}")
@@ -302,7 +296,7 @@ def start(argv: Sequence[str], *, timeout: float | None, name: str | None = None
     data = input.encode("utf-8") if isinstance(input, str) else input
     try:
         proc = subprocess.Popen(
-            argv, cwd=cwd, env=env, bufsize=0, start_new_session=not _IN_GROUP[0],
+            argv, cwd=cwd, env=env, bufsize=0, start_new_session=session,
             stdin=subprocess.DEVNULL if data is None else subprocess.PIPE, stdout=subprocess.PIPE,
             stderr={"pipe": subprocess.PIPE, "merge": subprocess.STDOUT,
                     "null": subprocess.DEVNULL}[stderr])
@@ -312,7 +306,7 @@ def start(argv: Sequence[str], *, timeout: float | None, name: str | None = None
         hint = f" (apt-get install {package})" if package else ""
         raise NotInstalled(name, f"not installed{hint}") from None
     opts = {"text": text, "newline": newline, "log": log, "on_line": on_line, "tick": tick,
-            "in_group": _IN_GROUP[0]}
+            "session": session}
     return Running(argv, name, proc, timeout, opts, data)
 
 
@@ -326,7 +320,7 @@ def run(argv: Sequence[str], *, timeout: float | None, **kw) -> subprocess.Compl
 def finish(runs: Sequence[Running]) -> list[subprocess.CompletedProcess]:
     """Read every one of ``runs`` to its end, side by side; their results in
     order. When one runs past its deadline, all are killed and its
-    ``ProcessTimeout`` raised. Whatever happens, no group outlives the call."""
+    ``ProcessTimeout`` raised. Whatever happens, none outlives the call."""
     try:
         _pump(runs)
         results = [r.reap() for r in runs]

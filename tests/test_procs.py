@@ -1,5 +1,5 @@
-"""napipatch.procs with real processes: deadlines kill the whole group, a
-missing tool is a one-line error, the tee writes the log and calls back
+"""napipatch.procs with real processes: a deadline kills the tool and what
+it started, a missing tool is a one-line error, the tee writes the log and calls back
 per line. No test asserts a duration: a deadline's effect is shown by the
 processes that are gone and the exception raised."""
 
@@ -37,7 +37,7 @@ def _gone(pid: int) -> bool:
     return False
 
 
-def test_the_deadline_kills_the_group_and_keeps_the_output():
+def test_the_deadline_kills_the_tool_and_its_children_and_keeps_the_output():
     # the child sleep, not the shell, is what would outlive a plain kill
     with pytest.raises(procs.ProcessTimeout) as caught:
         procs.run(["sh", "-c", "echo a; sleep 30 & echo $!; wait"], timeout=1)
@@ -66,14 +66,28 @@ def test_what_a_tool_started_in_the_background_on_purpose_is_left_alone():
         os.kill(pid, signal.SIGKILL)
 
 
-def test_a_tool_that_left_its_group_cannot_hold_the_run():
-    # setsid: a process of another session keeps the pipe open; after the
-    # kill the pipe is read for a grace period only.
+def test_a_tool_stays_in_the_callers_group_unless_in_a_session_of_its_own():
+    with procs.start(["sleep", "30"], timeout=60) as r:
+        assert os.getpgid(r.proc.pid) == os.getpgrp()
+    with procs.start(["sleep", "30"], timeout=60, session=True) as r:
+        assert os.getpgid(r.proc.pid) == os.getsid(r.proc.pid) == r.proc.pid
+
+
+def test_in_a_session_the_deadline_kills_the_whole_group():
+    # (sleep &): an orphan at once, so out of the tool's tree, but in its group
     with pytest.raises(procs.ProcessTimeout) as caught:
-        procs.run(["sh", "-c", "setsid sleep 30 & echo $!; sleep 30"], timeout=1)
-    pid = int(caught.value.output.split()[0])
+        procs.run(["sh", "-c", "(sleep 30 & echo $!); sleep 40"], timeout=1, session=True)
+    assert _gone(int(caught.value.output))
+
+
+def test_an_orphan_holding_the_pipe_cannot_hold_the_run():
+    # Out of the tool's tree and (here) in the caller's group: not killed,
+    # but after the kill the pipe it holds is read for a grace period only.
+    with pytest.raises(procs.ProcessTimeout) as caught:
+        procs.run(["sh", "-c", "(sleep 30 & echo $!); sleep 40"], timeout=1)
+    pid = int(caught.value.output)
     try:
-        assert _running(pid)        # not ours to kill: it left the group
+        assert _running(pid)
     finally:
         os.kill(pid, signal.SIGKILL)
 
@@ -180,7 +194,8 @@ def test_leaving_with_kills_a_run_never_finished(tmp_path):
 def test_a_unit_past_its_budget_takes_its_tools_along(tmp_path):
     # The engine kills a forked unit's whole group when it ends: tools run
     # through procs stay in that group, so a tool still running then, and
-    # what it started, go with the unit.
+    # what it started, go with the unit (a worker's group killed from
+    # outside likewise takes its make along).
     pidfile = tmp_path / "pids"
 
     def hung():

@@ -65,8 +65,6 @@ def _child(task: Callable[[], Any], wfd: int) -> None:
     code = 0
     try:
         os.setpgid(0, 0)
-        # The tools the unit starts stay in its group, which the parent kills.
-        procs.stay_in_group()
         # The parent decides when a unit ends; a terminal's ^C goes to the
         # parent (the children are not in the foreground group anyway).
         signal.signal(signal.SIGINT, signal.SIG_IGN)

@@ -163,10 +163,10 @@ def run(cmd: list[str], timeout: float, logf: Path, progress=None, what: str = "
         lf.write(f"# virtme-ng {get_package_version()}\n$ " + shlex.join(cmd) + "\n")
         # vng runs virtme-run from PATH: the one installed beside it
         env = dict(os.environ, PATH=f"{Path(cmd[0]).parent}{os.pathsep}{os.environ.get('PATH', '')}")
-        # vng runs QEMU as a child: procs ends the whole group it leads
+        # vng runs QEMU as a child: in a session of its own, ended whole
         try:
             procs.run(cmd, timeout=timeout, name="vng", env=env, log=lf, on_line=took,
-                      newline="\n", tick=tick)
+                      newline="\n", tick=tick, session=True)
         except procs.ProcessTimeout:
             timed_out = True
             lf.write(f"# napipatch: killed after {timeout:.0f} s\n")
