@@ -56,7 +56,7 @@ def run_logged(cmd: list[str], log: Path, env: dict, append: bool = False,
     """``cmd`` (make) with stdout and stderr merged into ``log`` line by line,
     after a ``$ cmd`` line and before ``# exit status N``: (status, lines).
     ``on_line`` gets each line as it comes. No deadline: a cold kernel build
-    takes as long as it takes; ^C or an error still ends make's process group."""
+    takes as long as it takes; ^C or an error still ends make and what it started."""
     log.parent.mkdir(parents=True, exist_ok=True)
     lines: list[str] = []
 
