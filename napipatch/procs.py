@@ -53,8 +53,9 @@ import selectors
 import signal
 import subprocess
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import IO, Callable, Sequence
+from typing import IO, Self
 
 from napipatch.errors import NapipatchError
 
@@ -255,7 +256,7 @@ class Running:
             if f is not None:
                 f.close()
 
-    def __enter__(self) -> "Running":
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc) -> None:

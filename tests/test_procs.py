@@ -182,8 +182,8 @@ def test_side_by_side_results_come_in_order():
 
 def test_leaving_with_kills_a_run_never_finished(tmp_path):
     pidfile = tmp_path / "pid"
-    with procs.start(["sh", "-c", f"sleep 30 & echo $! >{pidfile}.new; mv {pidfile}.new {pidfile}; "
-                      "wait"], timeout=60) as r:
+    script = f"sleep 30 & echo $! >{pidfile}.new; mv {pidfile}.new {pidfile}; wait"
+    with procs.start(["sh", "-c", script], timeout=60) as r:
         while not pidfile.exists():     # started, never read
             time.sleep(0.02)
     assert r.proc.returncode == -signal.SIGKILL
