@@ -24,14 +24,14 @@ import posixpath
 import re
 import shutil
 import signal
-import subprocess
 import sys
 import threading
 from collections import Counter
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from napipatch import procs
 from napipatch.errors import NapipatchError
 from napipatch.fileio import atomic_write
 
@@ -75,25 +75,19 @@ def run_all(name: str, runs: list[list[str]], cwd: Path, ok=(0, 1)) -> list[str]
     """Several runs of ``name`` side by side (pylint starts slowly; its runs
     before and after the patch cannot share a process): their stdouts."""
     exe = tool(name)
-    procs = [subprocess.Popen([exe, *args], cwd=cwd, stdin=subprocess.DEVNULL,
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                              errors="replace", env=lint_env(cwd)) for args in runs]
-    outs = []
-    try:
-        for p in procs:
-            out, err = p.communicate(timeout=TIMEOUT)
-            if p.returncode not in ok:
-                last = (err.strip() or out.strip() or "no output").splitlines()[-1]
-                raise NapipatchError(name, f"exit status {p.returncode}: {last[:300]}")
-            outs.append(out)
-    except subprocess.TimeoutExpired:
-        raise NapipatchError(name, f"still running after {TIMEOUT} s; stopped") from None
-    finally:
-        for p in procs:
-            if p.poll() is None:
-                p.kill()
-                p.wait()
-    return outs
+    with ExitStack() as started:
+        going = [started.enter_context(procs.start([exe, *args], timeout=TIMEOUT, name=name,
+                                                   cwd=cwd, env=lint_env(cwd)))
+                 for args in runs]
+        try:
+            done = procs.finish(going)
+        except procs.ProcessTimeout:
+            raise NapipatchError(name, f"still running after {TIMEOUT} s; stopped") from None
+    for cp in done:
+        if cp.returncode not in ok:
+            last = (cp.stderr.strip() or cp.stdout.strip() or "no output").splitlines()[-1]
+            raise NapipatchError(name, f"exit status {cp.returncode}: {last[:300]}")
+    return [cp.stdout for cp in done]
 
 
 class _Expired(Exception):
@@ -105,7 +99,10 @@ def deadline(seconds: float, name: str, what: str):
     """Bound a linter run in this process (yamllint is quadratic on deep
     nesting: 4000 ``[`` take 20 s): past ``seconds`` a one-line error. The
     engine runs each unit in the main thread of a process of its own;
-    elsewhere (a thread) only the unit's own deadline bounds it."""
+    elsewhere (a thread) only the unit's own deadline bounds it.
+
+    Not napipatch.procs: yamllint runs here as a library (no process to
+    kill), so only an alarm in this process can stop it."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return

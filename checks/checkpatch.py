@@ -37,11 +37,11 @@ Fix:
 
 from __future__ import annotations
 
+from napipatch import procs
 from napipatch.checks import check
 
 import importlib.util
 import re
-import subprocess
 import tempfile
 from pathlib import Path
 
@@ -126,6 +126,19 @@ def parse(output) -> list[dict]:
     return out
 
 
+def _reader(lines: list[str]):
+    """A per-line callback keeping checkpatch's lines until ``parse`` has
+    more messages than it keeps: then checkpatch is stopped."""
+    heads = 0
+
+    def more(line: str) -> bool:
+        nonlocal heads
+        lines.append(line)
+        heads += bool(_HEAD.match(line))
+        return heads > MAX_MESSAGES
+    return more
+
+
 @check(id="checkpatch",
        summary="scripts/checkpatch.pl --strict --codespell with the netdev CI's ignore list",
        scope="patch",
@@ -161,11 +174,11 @@ def run(ctx):
             args += ["--codespell", "--codespellfile", str(mine)]
         src = Path(td) / "patch"
         src.write_text(patch, encoding="utf-8", errors="replace")
-        with subprocess.Popen(args + [str(src)], stdout=subprocess.PIPE,
-                              stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL,
-                              text=True, cwd=td, errors="replace") as proc:
-            items = parse(proc.stdout)
-            proc.kill()   # done reading: all of it, or all that will be shown
+        lines: list[str] = []
+        # No deadline of its own: the engine's check-timeout bounds the unit.
+        procs.run(args + [str(src)], timeout=None, name="checkpatch.pl", stderr="null",
+                  cwd=td, on_line=_reader(lines))
+        items = parse(lines)
     for item in items[:MAX_MESSAGES]:
         yield ctx.finding(item["severity"], f"{item['type']}: {item['message'][:1000]}",
                           file=item["file"], line=item["line"],

@@ -45,10 +45,10 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 import tempfile
 from pathlib import Path
 
+from napipatch import procs
 from napipatch.checks import check
 from napipatch.checks._lint import TIMEOUT, tool
 from napipatch.errors import NapipatchError
@@ -88,9 +88,9 @@ def validate(raw: bytes, cache: Path, keyring: str = "patatt") -> tuple[int, str
         # A neutral cwd: patatt also looks for keys in the git repository
         # it runs in (.keys), which must not be a tree under review.
         try:
-            cp = subprocess.run([tool("patatt"), "validate"], input=raw, capture_output=True,
-                                cwd=td, timeout=TIMEOUT, env=env)
-        except subprocess.TimeoutExpired:
+            cp = procs.run([tool("patatt"), "validate"], timeout=TIMEOUT, name="patatt",
+                           input=raw, text=False, cwd=td, env=env)
+        except procs.ProcessTimeout:
             raise NapipatchError("patatt", f"still running after {TIMEOUT} s; stopped") from None
     report = (cp.stdout + cp.stderr).decode("utf-8", "replace")
     lines = [" ".join(ln.split()) for ln in report.splitlines() if ln.strip()]

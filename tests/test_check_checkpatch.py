@@ -157,3 +157,19 @@ def _patch_with_comment(kernel_tree, tmp_path, comment: str) -> str:
     text = edit(kernel_tree, base, path, "struct gro_cell {\n", f"/* {comment} */\nstruct gro_cell {{\n")
     c = commit_files(kernel_tree, base, {path: text}, f"net: gro_cells: {comment[:40]}\n\nBody.\n")
     return git(kernel_tree, "format-patch", "-1", "--stdout", c) + "\n"
+
+
+def test_checkpatch_saying_without_end_is_stopped_past_the_messages_kept():
+    """A checkpatch that never stops talking (the 20,000-comma line) is
+    stopped once parse has one message more than it shows."""
+    from napipatch import procs
+    from napipatch.checks.checkpatch import MAX_MESSAGES, _reader, parse
+
+    lines: list[str] = []
+    cp = procs.run(["sh", "-c", "while :; do echo 'WARNING:LONG_LINE: x'; echo '#1: FILE: a.c:1:'; "
+                    "done"], timeout=None, on_line=_reader(lines))
+    assert cp.returncode != 0            # killed, not ended
+    items = parse(lines)
+    assert len(items) == MAX_MESSAGES + 1
+    assert items[0] == {"severity": "warning", "nipa": "warning", "type": "LONG_LINE",
+                        "message": "x", "file": "a.c", "line": 1, "excerpt": []}

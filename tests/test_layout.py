@@ -289,10 +289,11 @@ def imports_of_the_app(root: Path, package: str = PACKAGE, app: str = "cli") -> 
 # own unit, the package itself (its version) and the units listed for it.
 # The flow reads downwards: mails -> tree -> kernel -> checks -> engine ->
 # report, with store, jobs and bench beside it and the front-ends on top.
-FOUNDATION = {"errors", "fileio", "tomlconf"}
+FOUNDATION = {"errors", "fileio", "tomlconf", "procs"}
 LAYERS: dict[str, set[str]] = {
     "errors": set(),
     "fileio": {"errors"},
+    "procs": {"errors", "fileio"},   # every tool napipatch starts (git aside)
     "tomlconf": {"errors"},
     "config": {"errors"},
     "mails": FOUNDATION,
@@ -365,6 +366,7 @@ _STARTERS = {
            "execlp", "execlpe", "spawnv", "spawnve", "spawnvp", "spawnvpe", "spawnl",
            "spawnle", "spawnlp", "spawnlpe", "posix_spawn", "posix_spawnp"},
     "asyncio": {"create_subprocess_exec", "create_subprocess_shell"},
+    "procs": {"run", "start"},   # the package's own tool runner (napipatch/procs.py)
 }
 
 
@@ -403,20 +405,25 @@ def _starter(call: ast.Call, modules: dict[str, str], funcs: dict[str, str]) -> 
     return None
 
 
-def _git_runs(tree: ast.AST) -> list[tuple[int, str]]:
+def _git_runs(tree: ast.AST, package: str = PACKAGE) -> list[tuple[int, str]]:
     """(line, what) of each call in ``tree`` that starts a git process."""
-    modules: dict[str, str] = {}   # local name -> subprocess/os/asyncio
+    modules: dict[str, str] = {}   # local name -> subprocess/os/asyncio/procs
     funcs: dict[str, str] = {}     # local name -> "subprocess.run"
     argvs: set[str] = set()        # names assigned a git command
+    ours = {f"{package}.procs": "procs"}   # the runner, as the package's modules import it
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             for a in node.names:
                 if a.name in _STARTERS:
                     modules[a.asname or a.name] = a.name
-        elif isinstance(node, ast.ImportFrom) and node.module in _STARTERS and not node.level:
+        elif isinstance(node, ast.ImportFrom) and node.module == package and not node.level:
+            modules.update({a.asname or a.name: "procs" for a in node.names if a.name == "procs"})
+        elif isinstance(node, ast.ImportFrom) and not node.level and \
+                ours.get(node.module or "", node.module) in _STARTERS:
+            mod = ours.get(node.module, node.module)
             for a in node.names:
-                if a.name in _STARTERS[node.module]:
-                    funcs[a.asname or a.name] = f"{node.module}.{a.name}"
+                if a.name in _STARTERS[mod]:
+                    funcs[a.asname or a.name] = f"{mod}.{a.name}"
         elif isinstance(node, (ast.Assign, ast.AnnAssign)) and _git_argv(node.value, set()):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             argvs.update(t.id for t in targets if isinstance(t, ast.Name))
@@ -443,7 +450,8 @@ def git_outside_layer(root: Path, package: str = PACKAGE, layer: str = GIT_LAYER
             name = _is_gitpython(node)
             if name:
                 out.append(f"{where}:{node.lineno}: {mod.name} imports GitPython ({name})")
-        out += [f"{where}:{line}: {mod.name} runs git ({what})" for line, what in _git_runs(tree)]
+        out += [f"{where}:{line}: {mod.name} runs git ({what})"
+                for line, what in _git_runs(tree, package)]
     return sorted(out)
 
 
@@ -697,6 +705,9 @@ def test_synthetic_git_started_outside_the_layer_is_found(tmp_path):
                           "    return sp.run(cmd + ['x'], cwd='/')\n",
         "pkg/front/d.py": "import os\nfrom subprocess import Popen as P\n\n"
                           "P(args=('git', 'cat-file', '--batch'))\nos.system(f'git log {1}')\n",
+        "pkg/front/e.py": "from pkg import procs\nfrom pkg.procs import start\n\n"
+                          "procs.run(['git', 'fetch'], timeout=60)\nstart(['git', 'gc'], timeout=None)\n"
+                          "procs.run(['make'], timeout=None)\n",
         # not git, or git through the layer: fine
         "pkg/front/git.py": "",
         "pkg/front/ok.py": "import subprocess\n\nfrom pkg.tree import gitlayer\n"
@@ -709,6 +720,8 @@ def test_synthetic_git_started_outside_the_layer_is_found(tmp_path):
         "pkg/front/c.py:7: pkg.front.c runs git (subprocess.run)",
         "pkg/front/d.py:4: pkg.front.d runs git (subprocess.Popen)",
         "pkg/front/d.py:5: pkg.front.d runs git (os.system)",
+        "pkg/front/e.py:4: pkg.front.e runs git (procs.run)",
+        "pkg/front/e.py:5: pkg.front.e runs git (procs.start)",
     ]
     # Without the exceptions, the layer's own use shows up too.
     assert "pkg/tree/gitlayer.py:5: pkg.tree.gitlayer runs git (subprocess.run)" in \

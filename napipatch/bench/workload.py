@@ -20,7 +20,7 @@ import time
 from importlib import resources
 from pathlib import Path
 
-from napipatch import fileio
+from napipatch import fileio, procs
 from napipatch.bench.experiment import Experiment, Load, Mode
 from napipatch.errors import NapipatchError
 
@@ -43,8 +43,8 @@ def build(cache: Path) -> Path:
     c = fileio.atomic_write(out.with_suffix(".c"), src)
     # gcc writes a name of this process's own, renamed over ``out`` once built.
     with fileio.replacing(out, mode=0o755) as tmp:
-        cp = subprocess.run(["gcc", "-static", "-O2", "-pthread", "-o", str(tmp), str(c)],
-                            capture_output=True, text=True)
+        cp = procs.run(["gcc", "-static", "-O2", "-pthread", "-o", str(tmp), str(c)],
+                       timeout=None, package="gcc")
         if cp.returncode != 0:
             err = (cp.stderr.strip().splitlines() or ["gcc failed"])[-1]
             raise NapipatchError(f"gcc -static {c.name}",
@@ -83,6 +83,9 @@ class HostServers:
         self.ports: dict[str, int] = {}
         self.procs: list[subprocess.Popen] = []
 
+    # Not napipatch.procs: a server runs beside the experiment and is read
+    # line by line while it does (its first line says it listens); procs
+    # runs a tool to its end.
     def __enter__(self) -> "HostServers":
         for mode in self.exp.modes:
             port = free_port()

@@ -31,6 +31,7 @@ import traceback
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
+from napipatch import procs
 from napipatch.errors import NapipatchError
 
 # A child's result larger than this is refused (a bound on what one unit
@@ -96,13 +97,6 @@ class _Running:
     size: int = 0
 
 
-def _kill_group(pid: int) -> None:
-    try:
-        os.killpg(pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
-
-
 def _reap(pid: int) -> int:
     try:
         return os.waitpid(pid, 0)[1]
@@ -111,10 +105,8 @@ def _reap(pid: int) -> int:
 
 
 def _finish(run: _Running, now: float, timed_out: bool) -> Ended:
-    # Kill the group before reaping: while the child is an unreaped zombie
-    # its pid (the group id) cannot be reused, so the kill cannot reach an
-    # unrelated process.
-    _kill_group(run.pid)
+    # Kill the group before reaping (see kill_group).
+    procs.kill_group(run.pid)
     status = _reap(run.pid)
     seconds = now - run.started
     if timed_out:
@@ -173,7 +165,7 @@ def run_forked(tasks: Sequence[Callable[[], Any]], jobs: int, budget: float,
     finally:
         # An interrupt (^C) or an error here: no child may outlive the run.
         for run in list(running.values()):
-            _kill_group(run.pid)
+            procs.kill_group(run.pid)
             _reap(run.pid)
             os.close(run.rfd)
         sel.close()

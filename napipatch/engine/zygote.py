@@ -168,6 +168,8 @@ def ask(name: str, request: Any, timeout: float) -> Any:
             _send(here, request)
             how, value = _recv(here)
         except TimeoutError:
+            # This one served child only: it shares the zygote's process
+            # group with the others (so not procs.kill_group).
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
             raise

@@ -15,8 +15,9 @@ directory; results are kept per directory until its Makefile changes.
 from __future__ import annotations
 
 import os
-import subprocess
 from pathlib import Path
+
+from napipatch import procs
 
 # The goal added to scripts/Makefile.build (read from standard input).
 _LIST_MK = (
@@ -61,9 +62,8 @@ class Kbuild:
                "-f", "-", f"obj={d}", f"srctree={self.src}", f"VPATH={self.src}", "objtree=.",
                "need-modorder=1", "need-builtin=1", *self.make_vars, "napipatch-list"]
         try:
-            cp = subprocess.run(cmd, input=_LIST_MK, capture_output=True, text=True,
-                                errors="replace", timeout=120, env=dict(os.environ, LC_ALL="C"))
-        except (OSError, subprocess.TimeoutExpired):
+            cp = procs.run(cmd, timeout=120, input=_LIST_MK, env=dict(os.environ, LC_ALL="C"))
+        except (OSError, procs.NotInstalled, procs.ProcessTimeout):
             return None
         objs: set[str] = set()
         dirs: set[str] = set()

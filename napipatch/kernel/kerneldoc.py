@@ -12,11 +12,12 @@ from __future__ import annotations
 import bisect
 import re
 import shutil
-import subprocess
 import tempfile
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
+
+from napipatch import procs
 
 _CANDIDATES = ("tools/docs/kernel-doc", "scripts/kernel-doc.py", "scripts/kernel-doc")
 _PERL_LINE = re.compile(r"^(?P<file>[^\s:]+):(?P<line>\d+): (?:warning|error): (?P<msg>.*)$")
@@ -60,6 +61,7 @@ def run(cmd: list[str], files: dict[str, str], timeout: int = 300) -> list[KdocW
     """``kernel-doc -none -Wall`` on ``files`` ({tree path: text}) laid out under a temp dir.
 
     The files keep their tree paths, so the messages name the real paths.
+    Past ``timeout`` seconds: ``procs.ProcessTimeout`` ("perl: timed out").
     """
     if not files:
         return []
@@ -68,8 +70,7 @@ def run(cmd: list[str], files: dict[str, str], timeout: int = 300) -> list[KdocW
             dest = Path(td) / rel
             dest.parent.mkdir(parents=True, exist_ok=True)
             dest.write_text(text)
-        cp = subprocess.run([*cmd, "-none", "-Wall", *files], cwd=td, capture_output=True,
-                            text=True, timeout=timeout, errors="replace")
+        cp = procs.run([*cmd, "-none", "-Wall", *files], timeout=timeout, cwd=td)
     return parse_output(cp.stderr + "\n" + cp.stdout)
 
 

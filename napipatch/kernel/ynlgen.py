@@ -10,12 +10,12 @@ from __future__ import annotations
 import difflib
 import json
 import os
-import subprocess
 import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from napipatch import procs
 from napipatch.kernel.ynlspec import GENERATORS, Generated
 
 
@@ -66,11 +66,10 @@ def regenerate(scripts: Path, files: list[Generated], inputs: dict[str, str],
         # One interpreter for the family's files (see ynlbatch.py).
         batch = Path(__file__).with_name("ynlbatch.py")
         try:
-            cp = subprocess.run([sys.executable, str(batch), str(gen)], cwd=root,
-                                input=json.dumps(jobs), capture_output=True, text=True,
-                                env=env, timeout=timeout)
+            cp = procs.run([sys.executable, str(batch), str(gen)], timeout=timeout, cwd=root,
+                           input=json.dumps(jobs), env=env)
             res = json.loads(cp.stdout) if cp.returncode == 0 else None
-        except subprocess.TimeoutExpired:
+        except procs.ProcessTimeout:
             return [Regen(f, None, f"{gen.name} timed out") for f in files]
         except ValueError:
             res = None

@@ -10,10 +10,9 @@ from __future__ import annotations
 import glob
 import re
 import shutil
-import subprocess
 from pathlib import Path
 
-from napipatch import fileio
+from napipatch import fileio, procs
 from napipatch.errors import NapipatchError
 from napipatch.tree import gitutil
 from napipatch.tree.gitutil import git
@@ -84,8 +83,8 @@ def _prepared(dest: Path) -> str:
 def _unpack(tarball: Path, tmp: Path) -> None:
     """The tarball as one commit, tagged, in the empty directory ``tmp``."""
     # tar(1) is several times faster than tarfile on xz; strip the top dir.
-    cp = subprocess.run(["tar", "-xf", str(tarball), "-C", str(tmp), "--strip-components=1"],
-                        capture_output=True, text=True)
+    cp = procs.run(["tar", "-xf", str(tarball), "-C", str(tmp), "--strip-components=1"],
+                   timeout=None, package="tar")
     if cp.returncode != 0:
         raise NapipatchError(tarball, f"cannot unpack: {cp.stderr.strip().splitlines()[-1:]}")
     gi = tmp / ".gitignore"

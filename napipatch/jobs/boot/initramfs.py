@@ -11,11 +11,10 @@ from __future__ import annotations
 import gzip
 import hashlib
 import shutil
-import subprocess
 import tempfile
 from pathlib import Path
 
-from napipatch import fileio
+from napipatch import fileio, procs
 from napipatch.errors import NapipatchError
 from napipatch.jobs.boot.console import BEGIN, END
 
@@ -37,7 +36,7 @@ reboot -f
 def find_busybox() -> Path:
     for p in ("/bin/busybox", "/usr/bin/busybox"):
         if Path(p).is_file():
-            out = subprocess.run(["file", "-L", p], capture_output=True, text=True).stdout \
+            out = procs.run(["file", "-L", p], timeout=None).stdout \
                 if shutil.which("file") else "statically linked"
             if "dynamically" not in out:
                 return Path(p)
@@ -78,8 +77,9 @@ def build(plan: Path, dest_dir: Path, extra: dict[str, Path] | None = None) -> P
             shutil.copy(src, root / dest)
             (root / dest).chmod(0o755)
         files = sorted(str(p.relative_to(root)) for p in root.rglob("*"))
-        cp = subprocess.run(["cpio", "-o", "-H", "newc", "-R", "0:0", "--quiet"], cwd=root,
-                            input=("\n".join(files) + "\n").encode(), capture_output=True)
+        cp = procs.run(["cpio", "-o", "-H", "newc", "-R", "0:0", "--quiet"], timeout=None,
+                       package="cpio", cwd=root, input=("\n".join(files) + "\n").encode(),
+                       text=False)
         if cp.returncode != 0:
             raise NapipatchError("cpio", cp.stderr.decode(errors="replace").strip())
         fileio.atomic_write(out, gzip.compress(cp.stdout, mtime=0))

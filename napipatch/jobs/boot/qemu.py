@@ -11,10 +11,10 @@ killed and reported with the tail of its console.
 from __future__ import annotations
 
 import re
-import subprocess
 import time
 from pathlib import Path
 
+from napipatch import procs
 from napipatch.jobs.boot.console import END
 from napipatch.jobs.boot import initramfs
 from napipatch.jobs.boot.result import BootResult, parse_tap, require_bootable
@@ -42,23 +42,17 @@ def boot(kernel: Path, target: Target, workdir: Path, timeout: float | None = No
     cmd = qemu_cmd(kernel, initrd, target)
     t0 = time.monotonic()
     timed_out = False
-    with open(logf, "wb") as lf:
-        p = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=lf, stderr=subprocess.STDOUT)
+
+    def shown(seconds: float) -> None:
+        progress(f"booting {kernel.name} under TCG ({seconds:.0f} s)")
+    with open(logf, "w", encoding="utf-8", buffering=1) as lf:
         try:
-            while p.poll() is None:
-                if time.monotonic() - t0 > timeout:
-                    timed_out = True
-                    p.kill()
-                    p.wait()
-                    break
-                if progress:
-                    progress(f"booting {kernel.name} under TCG ({time.monotonic() - t0:.0f} s)")
-                time.sleep(0.5)
-        finally:
-            if p.poll() is None:
-                p.kill()
-                p.wait()
-    console = logf.read_bytes().decode(errors="replace").replace("\r\n", "\n")
+            procs.run(cmd, timeout=timeout, package="qemu-system-x86", stderr="merge", log=lf,
+                      newline="\n", tick=shown if progress else None)
+        except procs.ProcessTimeout:
+            timed_out = True
+    # as written: CRs inside a line stay (read_text would make them line ends)
+    console = logf.read_bytes().decode("utf-8", "replace")
     m = re.search(END + r" rc=(\d+)", console)
     return BootResult(kernel=kernel, console=console, console_log=logf,
                       seconds=round(time.monotonic() - t0, 1), finished=bool(m),

@@ -25,13 +25,14 @@ from __future__ import annotations
 
 import re
 import shlex
+import shutil
 import subprocess
 import tarfile
 import time
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
-from napipatch import fileio
+from napipatch import fileio, procs
 from napipatch.errors import NapipatchError
 from napipatch.jobs import targets
 from napipatch.jobs.boot import result as bootmod
@@ -41,6 +42,7 @@ from napipatch.jobs.executor import InfraError, JobResult
 from napipatch.jobs.results.verdicts import boot_findings, tap_counts, tap_lines
 from napipatch.report.findings import Finding, Severity
 
+COPY_TIMEOUT = 1800  # seconds scp may take to copy the kernel and modules
 HOST_KEYS = ("host", "user", "port", "key", "iface", "boot", "install", "peer", "addr", "netns",
              "known-hosts", "insecure-host-key", "plan-timeout")
 
@@ -90,11 +92,9 @@ def host_key_options(h: RemoteHost) -> list[str]:
     return opts
 
 
-class SshTimeout(NapipatchError):
+class SshTimeout(procs.ProcessTimeout):
     """A command on the host gave no answer within its deadline (ssh was
     killed); ``output``: what it printed until then."""
-
-    output = ""
 
 
 class Ssh:
@@ -109,16 +109,13 @@ class Ssh:
 
     def run(self, command: str, timeout: float = 600, check: bool = True) -> subprocess.CompletedProcess:
         try:
-            cp = subprocess.run(["ssh", *self.base, self.dest, command], capture_output=True,
-                                text=True, timeout=timeout, errors="replace")
-        except subprocess.TimeoutExpired as exc:
-            # subprocess.run killed ssh; what the command printed so far is kept
-            # for the log (a hung plan's last TAP lines say where it hung).
-            err = SshTimeout(f"{self.dest}: {command.split()[0]}",
-                             f"no answer within {timeout:g} s")
-            out = exc.stdout or ""
-            err.output = out.decode(errors="replace") if isinstance(out, bytes) else out
-            raise err from exc
+            cp = procs.run(["ssh", *self.base, self.dest, command], timeout=timeout,
+                           package="openssh-client")
+        except procs.ProcessTimeout as exc:
+            # ssh was killed; what the command printed so far is kept for
+            # the log (a hung plan's last TAP lines say where it hung).
+            raise SshTimeout(f"{self.dest}: {command.split()[0]}",
+                             f"no answer within {timeout:g} s", exc.output, timeout) from exc
         if cp.returncode == 255:  # ssh's own failure: the host, not the command
             raise InfraError(f"{self.dest}:{self.h.port} unreachable: "
                              f"{(cp.stderr.strip().splitlines() or ['ssh failed'])[-1]}")
@@ -130,8 +127,12 @@ class Ssh:
     def copy(self, files: list[Path], dest: str) -> None:
         scp = ["scp", "-q", "-P", str(self.h.port)] + [a for a in self.base if a != "-p"
                                                       and a != str(self.h.port)]
-        cp = subprocess.run([*scp, *map(str, files), f"{self.dest}:{dest}"], capture_output=True,
-                            text=True, timeout=1800)
+        try:
+            cp = procs.run([*scp, *map(str, files), f"{self.dest}:{dest}"], timeout=COPY_TIMEOUT,
+                           package="openssh-client")
+        except procs.ProcessTimeout:
+            raise InfraError(f"copy to {self.dest} failed: still running after "
+                             f"{COPY_TIMEOUT} s; stopped") from None
         if cp.returncode != 0:
             raise InfraError(f"copy to {self.dest} failed: "
                              f"{(cp.stderr.strip().splitlines() or ['scp failed'])[-1]}")
@@ -191,9 +192,9 @@ class RemoteJob:
                     hint=f"full log: {step.log}", details=step.error_excerpt)]
             obj = b.dirs.obj
             stage = obj.parent / "modules-stage"
-            subprocess.run(["rm", "-rf", str(stage)])
-            subprocess.run(b.make_cmd("modules_install") + [f"INSTALL_MOD_PATH={stage}"],
-                           capture_output=True)
+            shutil.rmtree(stage, ignore_errors=True)
+            procs.run(b.make_cmd("modules_install") + [f"INSTALL_MOD_PATH={stage}"],
+                      timeout=None)
             mods = obj.parent / "modules.tar.gz"
             with tarfile.open(mods, "w:gz") as tf:
                 if stage.exists():

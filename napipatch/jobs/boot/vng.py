@@ -16,15 +16,13 @@ import os
 import re
 import shlex
 import shutil
-import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
 from virtme_ng.version import get_package_version
 
-from napipatch import fileio
+from napipatch import fileio, procs
 from napipatch.errors import NapipatchError
 from napipatch.jobs.boot.console import BEGIN, DONE, END, SELFTEST_BEGIN, SELFTEST_END
 from napipatch.jobs.boot.result import BootResult, parse_tap, require_bootable
@@ -141,62 +139,38 @@ def run(cmd: list[str], timeout: float, logf: Path, progress=None, what: str = "
     stamps = {} if stamps is None else stamps
     logf.parent.mkdir(parents=True, exist_ok=True)
     lines: list[str] = []
-    lock = threading.Lock()
     t0 = time.monotonic()
+
+    def took(line: str) -> None:
+        if line.startswith(_ENDED):
+            stamps.setdefault("done", time.monotonic())
+        if line.startswith(SELFTEST_BEGIN):
+            stamps.setdefault("start", time.monotonic())
+        elif line.startswith(SELFTEST_END):
+            stamps["end"] = time.monotonic()
+        lines.append(line)
+
+    def tick(seconds: float) -> bool:
+        if time.monotonic() - stamps.get("done", 1e18) > 3:
+            return True  # the guest's script is over: it halts, QEMU would not exit
+        if progress:
+            progress(f"{what}: {seconds:.0f} s, {lines[-1][:100] if lines else 'starting'}")
+        return False
+
+    timed_out = False
     with open(logf, "w", buffering=1) as lf:
         # which virtme-ng booted it: its guest init and options vary by version
         lf.write(f"# virtme-ng {get_package_version()}\n$ " + shlex.join(cmd) + "\n")
         # vng runs virtme-run from PATH: the one installed beside it
         env = dict(os.environ, PATH=f"{Path(cmd[0]).parent}{os.pathsep}{os.environ.get('PATH', '')}")
-        p = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE, start_new_session=True, env=env)
-
-        def pump(stream) -> None:
-            for raw in iter(stream.readline, b""):
-                line = raw.decode(errors="replace").rstrip("\r\n")
-                with lock:
-                    if line.startswith(_ENDED):
-                        stamps.setdefault("done", time.monotonic())
-                    if line.startswith(SELFTEST_BEGIN):
-                        stamps.setdefault("start", time.monotonic())
-                    elif line.startswith(SELFTEST_END):
-                        stamps["end"] = time.monotonic()
-                    lines.append(line)
-                    lf.write(line + "\n")
-
-        pumps = [threading.Thread(target=pump, args=(s,), daemon=True) for s in (p.stdout, p.stderr)]
-        for th in pumps:
-            th.start()
-        timed_out = False
+        # vng runs QEMU as a child: in a session of its own, ended whole
         try:
-            while p.poll() is None:
-                if time.monotonic() - t0 > timeout:
-                    timed_out = True
-                    break
-                if time.monotonic() - stamps.get("done", 1e18) > 3:
-                    break  # the guest's script is over: it halts, QEMU would not exit
-                if progress:
-                    progress(f"{what}: {time.monotonic() - t0:.0f} s, "
-                             f"{lines[-1][:100] if lines else 'starting'}")
-                time.sleep(0.5)
-        finally:
-            if p.poll() is None:
-                _kill(p)
-        for th in pumps:
-            th.join(timeout=5)
-        if timed_out:
+            procs.run(cmd, timeout=timeout, name="vng", env=env, log=lf, on_line=took,
+                      newline="\n", tick=tick, session=True)
+        except procs.ProcessTimeout:
+            timed_out = True
             lf.write(f"# napipatch: killed after {timeout:.0f} s\n")
-    with lock:
-        return "\n".join(lines) + "\n", timed_out, round(time.monotonic() - t0, 1)
-
-
-def _kill(p: subprocess.Popen) -> None:
-    """vng runs QEMU as a child: end the whole session it leads."""
-    try:
-        os.killpg(p.pid, 9)
-    except ProcessLookupError:
-        pass
-    p.wait()
+    return "\n".join(lines) + "\n", timed_out, round(time.monotonic() - t0, 1)
 
 
 def split_runs(console: str, tests: list[Selftest]) -> tuple[list[ProgramRun], list[str]]:

@@ -22,14 +22,13 @@ import json
 import os
 import re
 import shutil
-import subprocess
 import time
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from napipatch import fileio
+from napipatch import fileio, procs
 from napipatch.errors import NapipatchError
 from napipatch.jobs.targets import Target
 from napipatch.tree import gitutil
@@ -49,6 +48,28 @@ def build_root(cache: Path) -> Path:
     env = os.environ.get("NAPIPATCH_BUILD_DIR")
     # Absolute: make runs with -C SRC and reads O= from there.
     return (Path(env).expanduser() if env else Path(cache) / "build").absolute()
+
+
+def run_logged(cmd: list[str], log: Path, env: dict, append: bool = False,
+               on_line: Callable[[str], None] | None = None,
+               package: str | None = None) -> tuple[int, list[str]]:
+    """``cmd`` (make) with stdout and stderr merged into ``log`` line by line,
+    after a ``$ cmd`` line and before ``# exit status N``: (status, lines).
+    ``on_line`` gets each line as it comes. No deadline: a cold kernel build
+    takes as long as it takes; ^C or an error still ends make and what it started."""
+    log.parent.mkdir(parents=True, exist_ok=True)
+    lines: list[str] = []
+
+    def took(line: str) -> None:
+        lines.append(line)
+        if on_line:
+            on_line(line)
+    with open(log, "a" if append else "w", buffering=1) as lf:
+        lf.write("$ " + " ".join(cmd) + "\n")
+        cp = procs.run(cmd, timeout=None, package=package, env=env, stderr="merge", log=lf,
+                       on_line=took)
+        lf.write(f"# exit status {cp.returncode}\n")
+    return cp.returncode, lines
 
 
 @dataclass
@@ -212,26 +233,7 @@ class Builder:
 
     def _run(self, cmd: list[str], log: Path, append: bool = False,
              on_line: Callable[[str], None] | None = None) -> tuple[int, list[str]]:
-        log.parent.mkdir(parents=True, exist_ok=True)
-        lines: list[str] = []
-        env = dict(os.environ, LC_ALL="C")
-        with open(log, "a" if append else "w", buffering=1) as lf:
-            lf.write("$ " + " ".join(cmd) + "\n")
-            lf.flush()
-            try:
-                p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                     text=True, errors="replace", env=env)
-            except FileNotFoundError:
-                raise NapipatchError(cmd[0], "not installed") from None
-            assert p.stdout
-            for line in p.stdout:
-                lf.write(line)
-                line = line.rstrip("\n")
-                lines.append(line)
-                if on_line:
-                    on_line(line)
-            rc = p.wait()
-            lf.write(f"# exit status {rc}\n")
+        rc, lines = run_logged(cmd, log, dict(os.environ, LC_ALL="C"), append, on_line)
         if rc != 0 and on_line is None:
             tail = "\n".join(lines[-15:])
             raise NapipatchError(" ".join(cmd[:3]) + " ...", f"failed (log: {log})\n{tail}")

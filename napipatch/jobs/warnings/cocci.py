@@ -21,11 +21,11 @@ import hashlib
 import json
 import os
 import re
-import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from napipatch import procs
 from napipatch.jobs.build.builder import build_root, tree_key
 from napipatch.jobs.executor import JobResult
 from napipatch.jobs.warnings.attribute import Attributor
@@ -111,9 +111,9 @@ class CocciJob(SeriesJob):
                str(script), *(opts.group(1).split() if opts else []), "--timeout", "200",
                "--jobs", str(self.jobs), "--chunksize", "1", *files]
         try:
-            cp = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, errors="replace",
-                                timeout=1800, env=dict(os.environ, LC_ALL="C"))
-        except subprocess.TimeoutExpired:
+            cp = procs.run(cmd, timeout=1800, package="coccinelle", cwd=cwd,
+                           env=dict(os.environ, LC_ALL="C"))
+        except procs.ProcessTimeout:
             return None
         if cp.returncode != 0:
             return None
@@ -141,7 +141,7 @@ _VERSION: list[str] = []
 
 def _spatch_version() -> str:
     if not _VERSION:
-        cp = subprocess.run(["spatch", "--version"], capture_output=True, text=True)
+        cp = procs.run(["spatch", "--version"], timeout=None, package="coccinelle")
         m = re.search(r"version (\S+)", cp.stdout)
         _VERSION.append(m.group(1) if m else "0")
     return _VERSION[0]

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import time
 from contextlib import ExitStack
 from pathlib import Path
@@ -27,7 +26,7 @@ from typing import Callable
 
 from napipatch.errors import NapipatchError
 from napipatch.fileio import locked
-from napipatch.jobs.build.builder import build_root, checkout_worktree, tree_key
+from napipatch.jobs.build.builder import build_root, checkout_worktree, run_logged, tree_key
 from napipatch.jobs.warnings.configs import ALLCONFIG, WarnConfig
 from napipatch.kernel import kbuildout
 from napipatch.kernel.kbuild import Kbuild
@@ -186,23 +185,10 @@ class WarnTree:
         cmd = ["make", "-C", str(self.src), f"O={obj}", f"-j{self.jobs}",
                "KBUILD_BUILD_TIMESTAMP=1970-01-01",
                "KBUILD_BUILD_USER=napipatch", "KBUILD_BUILD_HOST=napipatch", *args]
-        log.parent.mkdir(parents=True, exist_ok=True)
-        lines: list[str] = []
         # kbuild unexports LC_ALL, so LANG too: the compilers' plain-ASCII quotes
         env = dict(os.environ, LC_ALL="C", LANG="C")
-        with open(log, "a" if append else "w", buffering=1) as lf:
-            lf.write("$ " + " ".join(cmd) + "\n")
-            try:
-                p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                     text=True, errors="replace", env=env)
-            except FileNotFoundError:
-                raise NapipatchError("make", "not installed (apt-get install make)") from None
-            assert p.stdout
-            for line in p.stdout:
-                lf.write(line)
-                lines.append(line.rstrip("\n"))
-                if progress and line.startswith("  "):
-                    self.progress(f"{who} {progress}: {line.strip()}")
-            rc = p.wait()
-            lf.write(f"# exit status {rc}\n")
-        return rc, lines
+
+        def shown(line: str) -> None:
+            if progress and line.startswith("  "):
+                self.progress(f"{who} {progress}: {line.strip()}")
+        return run_logged(cmd, log, env, append, shown, package="make")
