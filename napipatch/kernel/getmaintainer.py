@@ -25,11 +25,11 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from napipatch import procs
 from napipatch.errors import NapipatchError
 from napipatch.kernel.maintainers import FIXES, MaintainersFile
 from napipatch.mails.addresses import address_of, dedupe, split_addresses
@@ -113,14 +113,15 @@ class GetMaintainer:
         if self.gitdir is not None:
             env["GIT_DIR"] = str(self.gitdir)
         with tempfile.TemporaryDirectory(prefix="napipatch-maint-") as td:
-            procs, out = [], []
+            running: list[procs.Running] = []
+            out: list[list[Wanted]] = []
             # Side by side, a directory each, a few at a time: five patches cost
             # about the time of the slowest, not of all five in turn.
             width = max(2, os.cpu_count() or 1)
             try:
                 for i, text in enumerate(patches):
-                    if len(procs) - len(out) >= width:
-                        out.append(self._answer(procs[len(out)]))
+                    if len(running) - len(out) >= width:
+                        out.append(self._answer(running[len(out)]))
                     d = Path(td) / str(i)
                     d.mkdir()
                     for name, blob in self.data.items():
@@ -131,27 +132,25 @@ class GetMaintainer:
                     # it only does for a Fixes: line, and git costs it time otherwise.
                     if self.gitdir is not None and FIXES.search(text):
                         (d / ".git").mkdir()
-                    procs.append(subprocess.Popen(
-                        ["perl", str(self.script), *_COMMON, "patch"], cwd=d, env=env,
-                        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                        stderr=subprocess.PIPE, text=True, errors="replace"))
-                return out + [self._answer(p) for p in procs[len(out):]]
+                    running.append(procs.start(
+                        ["perl", str(self.script), *_COMMON, "patch"], timeout=self.timeout,
+                        name="get_maintainer.pl", package="perl", cwd=d, env=env))
+                return out + [self._answer(r) for r in running[len(out):]]
             finally:
-                for p in procs:
-                    if p.poll() is None:
-                        p.kill()
-                        p.wait()
+                for r in running:   # one that failed or timed out: the rest go too
+                    r.close()
 
-    def _answer(self, proc: subprocess.Popen) -> list[Wanted]:
+    def _answer(self, run: procs.Running) -> list[Wanted]:
         try:
-            out, err = proc.communicate(timeout=self.timeout)
-        except subprocess.TimeoutExpired:
+            done = procs.finish([run])[0]
+        except procs.ProcessTimeout:
             raise NapipatchError("get_maintainer.pl", f"still running after {self.timeout:g} s; "
                                                       "stopped") from None
-        if proc.returncode != 0:
-            last = (err.strip().splitlines() or [f"exit status {proc.returncode}"])[-1]
+        if done.returncode != 0:
+            last = ((done.stderr or "").strip().splitlines()
+                    or [f"exit status {done.returncode}"])[-1]
             raise NapipatchError("get_maintainer.pl", last)
-        return [w for line in out.splitlines() if (w := wanted_line(line))]
+        return [w for line in done.stdout.splitlines() if (w := wanted_line(line))]
 
 
 def git_dir(repo: Path) -> Path:
