@@ -36,10 +36,11 @@ from napipatch.bot.config import BotConfig
 from napipatch.bot.faults import crash_point
 from napipatch.bot.ingest import ingest
 from napipatch.bot.state import State
+from napipatch.engine.registry import discover
 from napipatch.errors import NapipatchError
+from napipatch.mails.series import Series, check_size
 from napipatch.pipeline.plan import JobPlan
 from napipatch.pipeline.run import run
-from napipatch.mails.series import Series, check_size
 from napipatch.report.model import Report
 
 log = logging.getLogger("napipatch.bot")
@@ -201,17 +202,16 @@ class Bot:
         builds, boots and bot.warnings' build tests."""
         engine_cfg = configmod.load(choice.repo)
         jobs = self.cfg.jobs and choice.repo is not None
-        warnings = set(self.cfg.warnings) if jobs else set()
-
-        def default(c) -> bool:
-            if not c.is_job:
-                return True
-            return c.id in warnings or (jobs and c.job in ("build", "boot"))
-
+        wanted = set(self.cfg.warnings) if jobs else set()
+        if jobs:
+            wanted |= {c.id for c in discover().values() if c.job in ("build", "boot")}
+        # checks.only/skip choose among the static checks; bot.jobs and
+        # bot.warnings choose the job checks.
+        only = self.cfg.only + sorted(wanted) if self.cfg.only else None
         plan = JobPlan(targets=self.cfg.targets or None)
-        return run(series, engine_cfg, choice.repo, base=choice.base, only=self.cfg.only,
-                   skip=self.cfg.skip, default=default, plan=plan, branch=choice.branch,
-                   progress=lambda msg: log.info("%s", msg))
+        return run(series, engine_cfg, choice.repo, base=choice.base, only=only,
+                   skip=self.cfg.skip, default=lambda c: not c.is_job or c.id in wanted,
+                   plan=plan, branch=choice.branch, progress=lambda msg: log.info("%s", msg))
 
     def _report(self, s, head: dict, series: Series, report: Report, choice: trees.TreeChoice,
                 res: PassResult) -> None:
