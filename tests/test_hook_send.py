@@ -371,3 +371,83 @@ def test_pre_push_blocks_error_commit_and_allows_clean(cli, env, kernel_tree, li
     assert cp.returncode != 0 and "PATCH 1/1: error: [signoff]" in cp.stderr
     assert remote_has("topic") == commits["c2"]
     assert "--no-verify" in cp.stderr
+
+
+# ---------------------------------------------------------------- sendemail-validate with the tree
+NETDEVICE = "include/linux/netdevice.h"
+TX_OLD, TX_NEW = "netif_napi_add_tx_weight(", "netif_napi_add_tx_weighted("
+TX_CALLERS = ["drivers/crypto/caam/caamalg_qi2.c", "drivers/crypto/caam/qi.c",
+              "drivers/net/ethernet/freescale/gianfar.c",
+              "drivers/net/ethernet/microchip/lan743x_main.c"]
+VIRTIO = "drivers/net/virtio_net.c"  # calls netif_napi_add_tx_weight() at 6281 in 6.12
+TREE_CHECKS = "ynl,callsites,apply,subject,signoff,series-format,base-commit"
+
+
+def _tree_series(linux, base, tmp_path, fixed: bool) -> list[str]:
+    """Three commits on ``base``: the netdev spec with its generated code
+    (but for the tools/ copy of the uapi header unless ``fixed``), a
+    comment, and a rename of netif_napi_add_tx_weight() (leaving virtio_net's
+    caller unless ``fixed``)."""
+    from test_check_ynl import _regenerate, _spec, SPEC  # noqa: PLC0415 - its fixtures
+
+    spec = _spec(linux, base)
+    work = tmp_path / ("fixed" if fixed else "stale")
+    work.mkdir()
+    gen = _regenerate(linux, base, spec, work)
+    if not fixed:
+        del gen["tools/include/uapi/linux/netdev.h"]
+    c1 = commit_files(linux, base, {SPEC: spec, **gen},
+                      "net: netdev: add the napi threaded attribute\n\nSays whether a NAPI "
+                      "instance runs in a thread.\n")
+    c2 = _change(linux, c1, "struct gro_cell {\n", "/* One GRO cell per CPU. */\nstruct gro_cell {\n",
+                 "net: gro_cells: say what a cell is\n\nA one-line comment above struct gro_cell.\n")
+    changes = {NETDEVICE: edit(linux, base, NETDEVICE, TX_OLD, TX_NEW, count=2)}
+    for path in TX_CALLERS + ([VIRTIO] if fixed else []):
+        changes[path] = edit(linux, base, path, TX_OLD, TX_NEW)
+    c3 = commit_files(linux, c2, changes, "net: rename netif_napi_add_tx_weight()\n\n"
+                      "The new name says what the function adds.\n")
+    return [c1, c2, c3]
+
+
+def _format(linux, base, tip, out) -> list[Path]:
+    """git format-patch --cover-letter --base, the cover's placeholders filled in."""
+    git(linux, "format-patch", "-q", "--cover-letter", f"--base={base}", "--subject-prefix",
+        "PATCH net-next", "-o", str(out), f"{base}..{tip}")
+    files = sorted(out.glob("*.patch"))
+    cover = files[0]
+    cover.write_text(cover.read_text().replace("*** SUBJECT HERE ***", "net: napi threads")
+                     .replace("*** BLURB HERE ***", "The napi threaded attribute, and a rename."))
+    return files
+
+
+def test_validate_hook_checks_with_the_tree_and_blocks_stale_generated_code_and_callers(
+        cli, env, smtp, linux, tmp_path):
+    env = {**env, "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    base = git(linux, "rev-parse", "HEAD")
+    bad = _tree_series(linux, base, tmp_path, fixed=False)
+    # The branch being sent is checked out (no work tree needed: the hook
+    # finds each commit by subject and patch-id among HEAD's).
+    git(linux, "update-ref", "refs/heads/threads", bad[-1])
+    git(linux, "symbolic-ref", "HEAD", "refs/heads/threads")
+    files = _format(linux, base, bad[-1], tmp_path / "bad")
+    assert len(files) == 4
+    cli("hook", "install", "--repo", linux, "--sendemail", "--only", TREE_CHECKS, env=env, check=0)
+    cp = _send_email(linux, env, files)
+    assert cp.returncode != 0
+    assert "tools/include/uapi/linux/netdev.h:" in cp.stderr and "error: PATCH 1/3 [ynl]" in cp.stderr
+    assert f"{VIRTIO}:6281: error: PATCH 3/3 [callsites] netif_napi_add_tx_weight() is renamed" \
+        in cp.stderr
+    assert "no tree" not in cp.stderr and "diff-only" not in cp.stderr
+    assert smtp.envelopes == []
+
+    good = _tree_series(linux, base, tmp_path, fixed=True)
+    git(linux, "update-ref", "refs/heads/threads", good[-1])
+    files = _format(linux, base, good[-1], tmp_path / "good")
+    cp = _send_email(linux, env, files)
+    assert cp.returncode == 0, cp.stderr
+    hook_lines = [ln for ln in cp.stderr.splitlines() if "napipatch" in ln or ": error:" in ln
+                  or ": warning:" in ln]
+    assert len(hook_lines) == 1, cp.stderr
+    assert hook_lines[0].startswith(f"napipatch: sendemail-validate: net-napi-threads v1, 3 patches, "
+                                    f"checked with the tree at {base[:12]}: clean; NIPA forecast: 9 success")
+    assert len(smtp.envelopes) == 4

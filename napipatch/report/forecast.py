@@ -206,3 +206,18 @@ def table(fc: list[dict[str, Cell]]) -> list[Row]:
         rows.setdefault((marks, _note(cells)), []).append(name)
     out = [Row(" ".join("s" for _ in fc), tuple(good), "")] if good else []
     return out + [Row(m, tuple(ns), note) for (m, note), ns in rows.items()]
+
+
+_WORST = ("fail", "warning", "unknown", "success")
+_WORDS = {"fail": "fail", "warning": "warning", "unknown": "not known here", "success": "success"}
+
+
+def summary(fc: list[dict[str, Cell]]) -> str:
+    """The forecast in one line: how many contexts end in each state (a
+    context's state is its worst over the patches)."""
+    count = dict.fromkeys(_WORST, 0)
+    for name in dict.fromkeys(n for row in fc for n in row):
+        states = {row[name].state for row in fc if name in row}
+        count[next(s for s in _WORST if s in states)] += 1
+    parts = [f"{count[s]} {_WORDS[s]}" for s in reversed(_WORST) if count[s]]
+    return "NIPA forecast: " + (", ".join(parts) or "nothing")

@@ -1,6 +1,8 @@
 """Rendering a Report: text (``FILE:LINE:`` first, like gcc and checkpatch
 --showfile), markdown (for bots/CI), json, terse and b4-review (for b4).
 Every format but terse carries the NIPA forecast (``report.forecast``).
+Two parts of text for the sendemail-validate hook: ``lines`` (the finding
+lines and what was not checked) and ``forecast`` (the forecast alone).
 
 All text goes through templates/; the JSON schema is documented in
 docs/json-report.md and kept stable.
@@ -85,7 +87,8 @@ def render_report(report: Report, fmt: str, colour: bool = False) -> str:
         return f"{loc}{f['severity'].upper()}: [{f['check']}] {f['message']}"
 
     template = {"text": "report.txt.j2", "markdown": "report.md.j2",
-                "terse": "report.terse.j2"}[fmt]
-    rows = table(forecast(report)) if fmt != "terse" else []
+                "terse": "report.terse.j2", "lines": "report.lines.j2",
+                "forecast": "nipa.txt.j2"}[fmt]
+    rows = table(forecast(report)) if fmt in ("text", "markdown", "forecast") else []
     return render(template, r=data, where=where, line=line, terse=terse, sev=sev, total=total,
                   nipa=rows)

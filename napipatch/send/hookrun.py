@@ -1,14 +1,22 @@
 """What the installed hooks do (``napipatch hook run NAME ...``).
 
 ``sendemail-validate``: git send-email calls it once per message, before
-any message leaves. Each message gets the diff-only patch checks; the
-messages seen so far are kept in ``<git-dir>/napipatch/sendemail/<run>/``
-(``<run>`` names the git send-email process, or ``$NAPIPATCH_RUN_ID``) and
-the diff-only series checks run once the last one is seen: git 2.41 and
-newer say which one that is (``GIT_SENDEMAIL_FILE_COUNTER`` / ``_TOTAL``);
-with older git (2.39 in Debian 12) the series checks run as soon as the
-messages form a whole series (patches 1..N), which with git format-patch's
-file order (cover letter first) is the last message.
+any message leaves. Each patch is checked with the repository as the tree
+(``send.sendtree``): patches 1..k applied at the series' base (the cover's
+``base-commit:``, else the first patch's parent), else at the parent of the
+commit it was made from, else diff-only, said once. Only the message's own
+finding lines are printed. git send-email stops at the first refusal, so a
+message with errors also checks the later patches of its series from the
+format-patch files beside it, naming every defect in one try. The messages
+seen so far are kept in ``<git-dir>/napipatch/sendemail/<run>/`` (``<run>``
+names the git send-email process, or ``$NAPIPATCH_RUN_ID``); once the last
+one is seen the whole series is checked at its base (the patches' results
+come from the cache), its own findings and the forecast printed, or one line
+when clean. git 2.41 and newer say which message is the last
+(``GIT_SENDEMAIL_FILE_COUNTER`` / ``_TOTAL``); with older git (2.39 in
+Debian 12) the series is checked as soon as the messages form a whole series
+(patches 1..N), which with git format-patch's file order (cover letter
+first) is the last message.
 
 ``pre-push``: the commits a push would add (``remote-oid..local-oid``, or
 for a new branch the commits on no remote-tracking ref) are checked as a
@@ -24,6 +32,7 @@ says plainly what was not checked, and lets the send or push go.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 import shutil
@@ -34,14 +43,16 @@ from pathlib import Path
 
 from napipatch import fileio
 from napipatch.config import Config
-from napipatch.engine.registry import discover, select
+from napipatch.engine.registry import discover, select, static
 from napipatch.errors import NapipatchError
 from napipatch.mails import mail as mailmod
 from napipatch.mails.mail import PatchMail
 from napipatch.mails.series import Series, assemble, name_from
 from napipatch.pipeline.run import run
+from napipatch.report.forecast import forecast, summary
 from napipatch.report.model import Report
 from napipatch.report.render import render_report
+from napipatch.send import sendtree
 from napipatch.tree import gitutil
 
 STALE_SECONDS = 12 * 3600
@@ -53,8 +64,9 @@ def _err(text: str) -> None:
 
 
 def check_ids(scope: str, only: list[str] | None, skip: list[str] | None) -> list[str]:
-    """Diff-only checks of ``scope`` (patch or series) after --only/--skip."""
-    return [c.id for c in select(discover(), only, skip) if c.scope == scope and c.needs == "diff"]
+    """The checks of ``scope`` (patch or series) a hook runs: --only's, else
+    every one that needs no build or boot, less --skip."""
+    return [c.id for c in select(discover(), only, skip, static) if c.scope == scope]
 
 
 _BYPASS = {"sendemail-validate": "git send-email --no-validate sends anyway",
@@ -98,11 +110,12 @@ def _is_cover(m: PatchMail) -> bool:
 
 
 def _per_message_text(report: Report, m: PatchMail) -> str:
-    text = render_report(report, "text")
+    """``report``'s lines for message ``m``, labelled with its own M/N."""
+    text = render_report(report, "lines")
     if m.subject.has_counter:
-        # The label leads a line, or follows FILE:LINE: and the severity.
-        text = re.sub(r"(^|: )PATCH 1/1\b", rf"\g<1>PATCH {m.subject.index}/{m.subject.total}",
-                      text, flags=re.M)
+        # The label follows FILE:LINE: and the severity, or leads the line.
+        text = re.sub(r"(^|: )PATCH \d+/\d+\b",
+                      rf"\g<1>PATCH {m.subject.index}/{m.subject.total}", text, flags=re.M)
     return text
 
 
@@ -194,6 +207,12 @@ class RunState:
                         for env, raw in mailmod.split_mbox(f.read_bytes(), origin)]
         return out
 
+    def note_once(self, tag: str, text: str, err) -> None:
+        """Say ``text`` once in this run (the first message that needs it)."""
+        self.dir.mkdir(parents=True, exist_ok=True)
+        if fileio.write_new(self.dir / f".{tag}", b""):
+            err(text)
+
     def discard(self) -> None:
         shutil.rmtree(self.dir, ignore_errors=True)
 
@@ -208,28 +227,35 @@ def sendemail_validate(path: Path, cfg: Config, only: list[str] | None = None,
         raise NapipatchError(path, exc.strerror or str(exc)) from None
     mails = [mailmod.parse_message(raw, path.name, envl)
              for envl, raw in mailmod.split_mbox(data, str(path))]
-    rc = 0
-    patch_ids = check_ids("patch", only, skip)
-    for m in mails:
-        if _is_cover(m) or not patch_ids or m.subject.is_reply or not (m.diff or m.subject.is_patch):
-            continue
-        one = Series(name=path.name, version=m.subject.version, cover=None, patches=[m],
-                     source=str(path))
-        report = run(one, cfg, only=patch_ids)
-        if report.findings or report.incomplete:
-            err(_per_message_text(report, m))
-        rc = max(rc, verdict("sendemail-validate", path.name, report, cfg, err))
     counter = env.get("GIT_SENDEMAIL_FILE_COUNTER", "")
     total = env.get("GIT_SENDEMAIL_FILE_TOTAL", "")
     state = RunState.open(run_key(env))
+    if counter.isdigit() and counter == "1":
+        state.discard()  # git 2.41+: a new run starts
+    repo = sendtree.repo_top()
+    seen = state.mails()
+    patch_ids, series_ids = check_ids("patch", only, skip), check_ids("series", only, skip)
+    # apply says which patch did not apply; without it a tree check would
+    # quietly skip a patch that did not apply.
+    ids = patch_ids + [i for i in series_ids if i == "apply"]
+    rc = 0
+    for m in mails:
+        if not (_is_cover(m) or not patch_ids or m.subject.is_reply
+                or not (m.diff or m.subject.is_patch)):
+            rc = max(rc, _check_message(m, seen, repo, cfg, ids, state, str(path), err))
+        seen.append(m)
+    if rc == 1:
+        # git send-email stops at the first refusal: name the rest of the
+        # series' defects now, from the files beside this one.
+        for m in _later(path, seen):
+            _check_message(m, seen, repo, cfg, ids, state, m.origin, err)
+            seen.append(m)
     if rc:
         state.discard()
         if rc == 1:
             err(f"napipatch: sendemail-validate: {path.name}: error findings; nothing is sent "
                 "(git send-email --no-validate sends anyway)")
         return rc
-    if counter.isdigit() and counter == "1":
-        state.discard()  # git 2.41+: a new run starts
     state.add(path.name, data)
     if counter.isdigit() and total.isdigit():
         last = int(counter) >= int(total)
@@ -238,23 +264,88 @@ def sendemail_validate(path: Path, cfg: Config, only: list[str] | None = None,
     if not last:
         return 0
     seen = state.mails()
-    state.discard()
-    series_ids = check_ids("series", only, skip)
-    if not series_ids:
-        return 0
+    try:
+        return _check_series(seen, repo, cfg, patch_ids + series_ids, state, err)
+    finally:
+        state.discard()
+
+
+def _check_message(m: PatchMail, seen: list[PatchMail], repo: Path | None, cfg: Config,
+                   ids: list[str], state: RunState, source: str, err) -> int:
+    """One message's patch checks, in the repository when it can be applied
+    there; only its own findings are printed (FILE:LINE lines)."""
+    w = sendtree.where(repo, seen, m, source)
+    if w.tree is None:
+        state.note_once("diff-only", f"napipatch: note: sendemail-validate: diff-only checks: "
+                        f"{w.why}", err)
+    report = run(w.series, cfg, w.tree, base=w.base, only=ids)
+    mine = dataclasses.replace(report, findings=[f for f in report.findings
+                                                 if f.patch == w.index])
+    text = _per_message_text(mine, m)
+    if text.strip():
+        err(text)
+    return verdict("sendemail-validate", m.origin or source, mine, cfg, err)
+
+
+def _check_series(seen: list[PatchMail], repo: Path | None, cfg: Config, ids: list[str],
+                  state: RunState, err) -> int:
+    """The whole series once its last message is seen: every check, with the
+    tree at the series' base (the patches' results come from the cache);
+    the series' own findings, the forecast once, or one line when clean."""
     try:
         series = assemble(seen, "the messages of this send", name=_series_name(seen))
     except NapipatchError as exc:
         err(f"napipatch: note: sendemail-validate: series checks skipped: {exc.reason}")
         return 0
-    report = run(series, cfg, only=series_ids)
-    if report.findings or report.incomplete:
-        err(render_report(report, "text"))
+    base = sendtree.series_base(repo, series.mails) if repo is not None else None
+    if base is None:
+        state.note_once("diff-only", "napipatch: note: sendemail-validate: diff-only series "
+                        "checks: " + ("not run inside a git work tree" if repo is None else
+                                      f"no base-commit: of the series is in {repo} and its "
+                                      "first patch is no commit there"), err)
+    report = run(series, cfg, repo if base else None, base=base, only=ids)
+    own = dataclasses.replace(report, findings=[f for f in report.findings if f.patch == 0])
+    text = render_report(own, "lines")
+    if text.strip():
+        err(text)
     rc = verdict("sendemail-validate", "the series", report, cfg, err)
+    where = f"with the tree at {base[:12]}" if base else "diff-only"
+    n = len(series.patches)
+    head = (f"napipatch: sendemail-validate: {series.name} v{series.version}, {n} patch"
+            f"{'es' if n != 1 else ''}, checked {where}")
     if rc == 1:
-        err("napipatch: sendemail-validate: the series has error findings; nothing is sent "
-            "(git send-email --no-validate sends anyway)")
+        err(render_report(report, "forecast").rstrip("\n"))
+        err(f"{head}: {report.errors} error finding{'s' if report.errors != 1 else ''}; "
+            "nothing is sent (git send-email --no-validate sends anyway)")
+    elif rc == 0:
+        said = [f"{report.warnings} warning{'s' if report.warnings != 1 else ''}"] \
+            if report.warnings else []
+        said += ["NOT fully checked"] if report.incomplete else []
+        err(f"{head}: {', '.join(said) or 'clean'}; {summary(forecast(report))}")
     return rc
+
+
+def _later(path: Path, seen: list[PatchMail]) -> list[PatchMail]:
+    """The patches after the last one seen of its series, from the
+    git format-patch files in ``path``'s directory (none when they are not
+    all there: another message is not guessed at)."""
+    last = next((m for m in reversed(seen) if m.subject.has_counter and m.subject.index), None)
+    if last is None or last.subject.index >= last.subject.total:
+        return []
+    want = range(last.subject.index + 1, last.subject.total + 1)
+    found: dict[int, PatchMail] = {}
+    for f in sorted(path.parent.glob("*.patch")):
+        try:
+            got = [mailmod.parse_message(raw, f.name, envl)
+                   for envl, raw in mailmod.split_mbox(f.read_bytes(), str(f))]
+        except (OSError, NapipatchError):
+            continue
+        for m in got:
+            s = m.subject
+            if s.has_counter and not s.is_reply and s.index in want and \
+                    (s.version, s.total) == (last.subject.version, last.subject.total):
+                found.setdefault(s.index, m)
+    return [found[i] for i in want] if len(found) == len(want) else []
 
 
 def _series_name(mails: list[PatchMail]) -> str:
