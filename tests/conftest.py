@@ -238,7 +238,8 @@ def commit_files(repo: Path, parent: str, changes: dict[str, str | None], messag
     """A commit on ``parent`` with ``changes`` ({path: text, or None to delete}).
 
     Uses a temporary index: the repository's checkout and branches are
-    never touched, so the shared cached tree stays pristine.
+    never touched, so the shared cached tree stays pristine. A changed file
+    keeps its mode (an edited selftest stays executable); a new one is 100644.
     """
     with tempfile.TemporaryDirectory() as td:
         env = {"GIT_INDEX_FILE": str(Path(td) / "index")}
@@ -248,7 +249,9 @@ def commit_files(repo: Path, parent: str, changes: dict[str, str | None], messag
                 git(repo, "rm", "--cached", "-q", path, env=env)
                 continue
             blob = git(repo, "hash-object", "-w", "--stdin", input=text)
-            git(repo, "update-index", "--add", "--cacheinfo", f"100644,{blob},{path}", env=env)
+            old = git(repo, "ls-files", "-s", "--", path, env=env).split(" ", 1)[0]
+            mode = old if old in ("100644", "100755") else "100644"
+            git(repo, "update-index", "--add", "--cacheinfo", f"{mode},{blob},{path}", env=env)
         tree = git(repo, "write-tree", env=env)
     ident = dict(_IDENT)
     if author:
