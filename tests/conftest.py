@@ -11,9 +11,12 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
+import time
+import uuid
 from pathlib import Path
 
 import pytest
@@ -238,7 +241,8 @@ def commit_files(repo: Path, parent: str, changes: dict[str, str | None], messag
     """A commit on ``parent`` with ``changes`` ({path: text, or None to delete}).
 
     Uses a temporary index: the repository's checkout and branches are
-    never touched, so the shared cached tree stays pristine.
+    never touched, so the shared cached tree stays pristine. A changed file
+    keeps its mode (an edited selftest stays executable); a new one is 100644.
     """
     with tempfile.TemporaryDirectory() as td:
         env = {"GIT_INDEX_FILE": str(Path(td) / "index")}
@@ -248,7 +252,9 @@ def commit_files(repo: Path, parent: str, changes: dict[str, str | None], messag
                 git(repo, "rm", "--cached", "-q", path, env=env)
                 continue
             blob = git(repo, "hash-object", "-w", "--stdin", input=text)
-            git(repo, "update-index", "--add", "--cacheinfo", f"100644,{blob},{path}", env=env)
+            old = git(repo, "ls-files", "-s", "--", path, env=env).split(" ", 1)[0]
+            mode = old if old in ("100644", "100755") else "100644"
+            git(repo, "update-index", "--add", "--cacheinfo", f"{mode},{blob},{path}", env=env)
         tree = git(repo, "write-tree", env=env)
     ident = dict(_IDENT)
     if author:
@@ -345,3 +351,83 @@ def check_findings(cli, target, check_id: str, *args) -> list[dict]:
 def nipa_states(data: dict, context: str) -> list[str]:
     """The NIPA forecast's state for ``context`` on each patch of a JSON report."""
     return [p["nipa"][context]["state"] for p in data["series"]["patches"]]
+
+
+# ------------------------------------------------- a loopback "remote host"
+# OpenSSH's sshd on 127.0.0.1 with a key of the test's own, and a veth pair
+# in two network namespaces for the plan's interface (v0, peer 10.99.0.2):
+# the remote (idpf) job's host in test_distributed.py and in the remote
+# check's fixtures. With boot = "none" the kernel is only copied there and
+# the plan runs on this machine's kernel.
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_port(port: int, timeout: float = 20) -> None:
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < timeout:
+        with socket.socket() as s:
+            if s.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.1)
+    raise AssertionError(f"nothing listens on {port}")
+
+
+@pytest.fixture
+def sshd(tmp_path):
+    exe = shutil.which("sshd") or "/usr/sbin/sshd"
+    assert Path(exe).exists(), "sshd missing: run scripts/install.sh (openssh-server)"
+    d = tmp_path / "sshd"
+    d.mkdir()
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(d / "host")], check=True)
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(d / "user")], check=True)
+    (d / "authorized_keys").write_text((d / "user.pub").read_text())
+    os.chmod(d / "authorized_keys", 0o600)
+    Path("/run/sshd").mkdir(exist_ok=True)  # sshd's privilege separation dir
+    port = free_port()
+    (d / "config").write_text(
+        f"Port {port}\nListenAddress 127.0.0.1\nHostKey {d / 'host'}\n"
+        f"AuthorizedKeysFile {d / 'authorized_keys'}\nPermitRootLogin prohibit-password\n"
+        f"StrictModes no\nUsePAM no\nPidFile {d / 'pid'}\nPasswordAuthentication no\n"
+        "Subsystem sftp /usr/lib/openssh/sftp-server\n")
+    p = subprocess.Popen([exe, "-D", "-e", "-f", str(d / "config")], stdout=subprocess.DEVNULL,
+                         stderr=open(d / "log", "w"))
+    wait_port(port)
+    yield port, d / "user"
+    p.kill()
+    p.wait()
+
+
+@pytest.fixture
+def veth_netns():
+    tag = uuid.uuid4().hex[:6]
+    a, b = f"np-a-{tag}", f"np-b-{tag}"
+    sh = f"""set -e
+ip netns add {a}; ip netns add {b}
+ip -n {a} link add v0 type veth peer name v1 netns {b}
+ip netns exec {a} ethtool -K v0 gro on
+ip -n {b} addr add 10.99.0.2/24 dev v1
+ip -n {a} link set lo up; ip -n {b} link set lo up; ip -n {b} link set v1 up
+"""
+    subprocess.run(["sh", "-c", sh], check=True)
+    yield a
+    subprocess.run(["sh", "-c", f"ip netns del {a}; ip netns del {b}"], check=False)
+
+
+def ssh_host(port, key, netns, boot="none", **extra) -> dict:
+    """The loopback host as a RemoteJob's ``host``. The host key is checked
+    (accept-new) against a known_hosts file of the test's own, never the user's."""
+    return {"host": "127.0.0.1", "port": port, "key": str(key), "iface": "v0", "boot": boot,
+            "peer": "10.99.0.2", "addr": "10.99.0.1/24", "netns": netns,
+            "known_hosts": str(Path(key).parent / "known_hosts"), **extra}
+
+
+def host_gitconfig(path: Path, host: dict, target: str = "idpf") -> Path:
+    """A git config file (for GIT_CONFIG_GLOBAL) that gives ``target`` the
+    host ``host`` (ssh_host()'s keys) as ``napipatch.TARGET.*``."""
+    lines = [f'[napipatch "{target}"]']
+    lines += [f"\t{k.replace('_', '-')} = {v}" for k, v in host.items() if v != ""]
+    path.write_text("\n".join(lines) + "\n")
+    return path

@@ -9,19 +9,37 @@ e.g. ynl's "4 files match"). Checks that need only the diff run on the mbox
 alone; the others (apply, checkpatch, ynl, callsites, leftover) run with
 --tree on the 6.12 tree, whose fixtures are made by make_tree_fixtures.py
 in that directory. The check's own test module has the finer cases.
+
+The job checks (build, boot, selftest, remote and the build warnings) run
+with real compilers, QEMU and a loopback SSH host, through the command a
+user runs for them (``napipatch test build|boot|remote``; ``napipatch check
+--only ID`` for the build warnings), in the shared build directory. Each
+distinct (command, mbox) runs once, with ``--only`` every job check whose
+fixture it is: the checks that share a good.mbox (the same bytes) share
+its run, and a completed job always reports what it did (the ``built
+virtio-net: ...`` info), which good.expected lists.
 """
 
 import json
+import subprocess
 from pathlib import Path
 
 import pytest
+from conftest import Cli, host_gitconfig, ssh_host
 
+from napipatch.checks import WARNING_JOBS
 from napipatch.engine.registry import discover
+from napipatch.pipeline.jobchecks import ORDER
+from napipatch.report.model import COMPLETED
 
 FIX = Path(__file__).parent / "fixtures" / "checks"
 CHECKS = discover()
-DIFF_ONLY = sorted(i for i, c in CHECKS.items() if c.needs == "diff")
-WITH_TREE = sorted(i for i, c in CHECKS.items() if c.needs != "diff")
+STATIC = {i: c for i, c in CHECKS.items() if not c.is_job}
+DIFF_ONLY = sorted(i for i, c in STATIC.items() if c.needs == "diff")
+WITH_TREE = sorted(i for i, c in STATIC.items() if c.needs != "diff")
+# in the pipeline's job order (builds, the warnings' builds, boots), as `test run` runs them
+JOB = sorted((i for i, c in CHECKS.items() if c.is_job),
+             key=lambda i: (ORDER.index(CHECKS[i].job), i))
 
 
 def _expected(path: Path) -> list[tuple[str, int, str]]:
@@ -56,12 +74,18 @@ def _match(got: list[dict], expected: list[tuple[str, int, str]], what: str) -> 
 
 def _good_and_bad(cli, check_id: str, *args) -> None:
     d = FIX / check_id
+    good, bad = _expected_pair(check_id)
+    _match(_findings(cli, d / "good.mbox", check_id, *args), good, f"{check_id}/good.mbox")
+    _match(_findings(cli, d / "bad.mbox", check_id, *args), bad, f"{check_id}/bad.mbox")
+
+
+def _expected_pair(check_id: str) -> tuple[list, list]:
+    d = FIX / check_id
     assert CHECKS[check_id].doc, f"check {check_id} has no docstring"
     good, bad = _expected(d / "good.expected"), _expected(d / "bad.expected")
     assert all(sev == "info" for sev, _, _ in good), "a good fixture has no warning or error"
     assert set(bad) - set(good), "bad.expected must hold a finding the good fixture lacks"
-    _match(_findings(cli, d / "good.mbox", check_id, *args), good, f"{check_id}/good.mbox")
-    _match(_findings(cli, d / "bad.mbox", check_id, *args), bad, f"{check_id}/bad.mbox")
+    return good, bad
 
 
 def test_every_fixture_directory_is_a_check():
@@ -77,3 +101,131 @@ def test_diff_check_flags_its_bad_fixture_only(cli, check_id):
 @pytest.mark.parametrize("check_id", WITH_TREE)
 def test_tree_check_flags_its_bad_fixture_only(cli, kernel_tree, check_id):
     _good_and_bad(cli, check_id, "--tree", kernel_tree)
+
+
+# ------------------------------------------------------------------ job checks
+# The command that runs a job check's job, as a user runs it: (words before
+# the mbox, options after it). The build warnings run through `napipatch
+# check --only ID`, which proves that check runs a job check it is asked for.
+_TEST = {"build": (("test", "build"), ("--target", "virtio-net")),
+         "boot": (("test", "boot"), ("--target", "virtio-net")),
+         "remote": (("test", "remote"), ("--target", "idpf"))}
+
+
+def _command(check_id: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    job = CHECKS[check_id].job
+    return (("check",), ()) if job in WARNING_JOBS else _TEST[job]
+
+
+def _runs_of_job_fixtures() -> dict[tuple, list[str]]:
+    """(command, mbox bytes) -> the job checks whose good or bad fixture it is."""
+    out: dict[tuple, list[str]] = {}
+    for check_id in JOB:
+        for name in ("good.mbox", "bad.mbox"):
+            key = (_command(check_id), (FIX / check_id / name).read_bytes())
+            out.setdefault(key, [])
+            if check_id not in out[key]:
+                out[key].append(check_id)
+    return out
+
+
+RUNS = _runs_of_job_fixtures()
+
+
+class JobRuns:
+    """Each (command, mbox, environment) run once a session, its JSON report kept."""
+
+    def __init__(self, cli: Cli, tree: Path, build_dir: Path):
+        self.cli, self.tree, self.build_dir = cli, tree, build_dir
+        self.reports: dict[tuple, dict] = {}
+
+    def report(self, check_id: str, mbox: Path, env: dict | None = None) -> dict:
+        """The report of ``check_id``'s command on ``mbox``, run with --only
+        every job check whose fixture ``mbox`` is, the first time it is asked for."""
+        command, text = _command(check_id), mbox.read_bytes()
+        key = (command, text, tuple(sorted((env or {}).items())))
+        if key not in self.reports:
+            self.reports[key] = self.run(RUNS[(command, text)], mbox, env)
+        return self.reports[key]
+
+    def run(self, ids: list[str], mbox: Path, env: dict | None = None) -> dict:
+        before, after = _command(ids[0])
+        cp = self.cli(*before, mbox, "--tree", self.tree, *after, "--only", ",".join(ids),
+                      "--format", "json",
+                      env={"NAPIPATCH_BUILD_DIR": str(self.build_dir), **(env or {})})
+        assert cp.returncode in (0, 1), (mbox, cp.returncode, cp.stdout[-3000:],
+                                         cp.stderr[-3000:])
+        return json.loads(cp.stdout)
+
+
+@pytest.fixture(scope="module")
+def job_runs(tmp_path_factory, kernel_tree, build_dir) -> JobRuns:
+    d = tmp_path_factory.mktemp("job-fixtures")
+    return JobRuns(Cli(d, d / "series", d / "cache"), kernel_tree, build_dir)
+
+
+def _job_findings(report: dict, check_id: str, what: str) -> list[dict]:
+    """``check_id``'s findings in ``report``, asserting it completed. A
+    per-target check has one result per target (``build/virtio-net``); the
+    remote check's findings are made under its target's name (``idpf``)."""
+    results = {c["id"]: c["status"] for c in report["checks"]
+               if c["id"] == check_id or c["id"].startswith(check_id + "/")}
+    assert results and all(s in COMPLETED for s in results.values()), (what, results)
+    names = {check_id} | ({r.split("/", 1)[1] for r in results} if check_id == "remote" else set())
+    return [f for f in report["findings"] if f["check"] in names]
+
+
+def _job_good_and_bad(job_runs: JobRuns, check_id: str, env: dict | None = None) -> None:
+    good, bad = _expected_pair(check_id)
+    for name, expected in (("good", good), ("bad", bad)):
+        what = f"{check_id}/{name}.mbox"
+        report = job_runs.report(check_id, FIX / check_id / f"{name}.mbox", env)
+        _match(_job_findings(report, check_id, what), expected, what)
+
+
+def test_job_fixtures_share_their_runs():
+    """What keeps the build tests' time down: the checks of the boot job
+    share one good run, the six build-warning checks another; 14 runs, not 20."""
+    assert sorted(sorted(ids) for ids in RUNS.values()) == sorted(
+        [["build"], ["build"], ["boot", "selftest"], ["boot"], ["selftest"],
+         ["remote"], ["remote"],
+         ["build-32bit", "build-clang", "build-w1", "cocci", "htmldocs", "sparse"]]
+        + [[i] for i in ("build-32bit", "build-clang", "build-w1", "cocci", "htmldocs",
+                         "sparse")])
+
+
+@pytest.mark.build
+@pytest.mark.tree
+@pytest.mark.timeout(3600)
+@pytest.mark.parametrize("check_id", [i for i in JOB if i != "remote"])
+def test_job_check_flags_its_bad_fixture_only(request, job_runs, check_id):
+    if CHECKS[check_id].job in WARNING_JOBS:
+        # the allmodconfig trees configured and prepared once a session
+        request.getfixturevalue("warnings_tree")
+    _job_good_and_bad(job_runs, check_id)
+
+
+@pytest.mark.build
+@pytest.mark.tree
+@pytest.mark.timeout(3600)
+def test_remote_flags_its_bad_fixture_only(job_runs, sshd, veth_netns, tmp_path):
+    """The loopback sshd as napipatch.idpf's host (boot none: the tip built
+    for idpf is copied there, the plan runs on v0 in a network namespace).
+
+    On that host no patch changes what the plan sees (it runs on this
+    machine's kernel), so the bad fixture is a tip that is not booted
+    because it does not build. That the plan's own failure reaches the
+    remote check is shown on the host instead: the good tip again, on a host
+    whose v0 is already threaded, fails the plan's first threaded test."""
+    port, key = sshd
+    env = {"GIT_CONFIG_GLOBAL": str(host_gitconfig(tmp_path / "gitconfig",
+                                                   ssh_host(port, key, veth_netns)))}
+    _job_good_and_bad(job_runs, "remote", env)
+    # (a veth has its NAPI only while up: sysfs refuses threaded before)
+    subprocess.run(["ip", "netns", "exec", veth_netns, "sh", "-c",
+                    "ip link set v0 up && echo 1 > /sys/class/net/v0/threaded"], check=True)
+    report = job_runs.run(["remote"], FIX / "remote" / "good.mbox", env)
+    assert {c["id"]: c["status"] for c in report["checks"]} == {"remote/idpf": "fail"}
+    failed = [f["message"] for f in _job_findings(report, "remote", "threaded host")
+              if f["severity"] == "error"]
+    assert failed and failed[0] == "idpf: test failed: threaded reads 0 by default", failed

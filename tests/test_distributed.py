@@ -13,7 +13,6 @@ import os
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tarfile
@@ -22,36 +21,21 @@ import uuid
 from pathlib import Path
 
 import pytest
+from conftest import free_port, ssh_host, wait_port
 
 # A build test may pay the first kernel build (pyproject.toml: timeout).
 pytestmark = [pytest.mark.build, pytest.mark.tree, pytest.mark.timeout(3600)]
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _wait_port(port: int, timeout: float = 20) -> None:
-    t0 = time.monotonic()
-    while time.monotonic() - t0 < timeout:
-        with socket.socket() as s:
-            if s.connect_ex(("127.0.0.1", port)) == 0:
-                return
-        time.sleep(0.1)
-    raise AssertionError(f"nothing listens on {port}")
 
 
 @pytest.fixture
 def redis_url(tmp_path):
     exe = shutil.which("redis-server")
     assert exe, "redis-server missing: run scripts/install.sh"
-    port = _free_port()
+    port = free_port()
     p = subprocess.Popen([exe, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
                           "--appendonly", "no", "--dir", str(tmp_path)],
                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    _wait_port(port)
+    wait_port(port)
     yield f"redis://127.0.0.1:{port}/0"
     p.kill()
     p.wait()
@@ -204,47 +188,7 @@ def test_warnings_jobs_run_on_the_build_queue(cli, tmp_path, redis_url, workers,
 
 
 # ------------------------------------------------------------------ SSH target
-@pytest.fixture
-def sshd(tmp_path):
-    exe = shutil.which("sshd") or "/usr/sbin/sshd"
-    assert Path(exe).exists(), "sshd missing: run scripts/install.sh (openssh-server)"
-    d = tmp_path / "sshd"
-    d.mkdir()
-    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(d / "host")], check=True)
-    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(d / "user")], check=True)
-    (d / "authorized_keys").write_text((d / "user.pub").read_text())
-    os.chmod(d / "authorized_keys", 0o600)
-    Path("/run/sshd").mkdir(exist_ok=True)  # sshd's privilege separation dir
-    port = _free_port()
-    (d / "config").write_text(
-        f"Port {port}\nListenAddress 127.0.0.1\nHostKey {d / 'host'}\n"
-        f"AuthorizedKeysFile {d / 'authorized_keys'}\nPermitRootLogin prohibit-password\n"
-        f"StrictModes no\nUsePAM no\nPidFile {d / 'pid'}\nPasswordAuthentication no\n"
-        "Subsystem sftp /usr/lib/openssh/sftp-server\n")
-    p = subprocess.Popen([exe, "-D", "-e", "-f", str(d / "config")], stdout=subprocess.DEVNULL,
-                         stderr=open(d / "log", "w"))
-    _wait_port(port)
-    yield port, d / "user"
-    p.kill()
-    p.wait()
-
-
-@pytest.fixture
-def veth_netns():
-    tag = uuid.uuid4().hex[:6]
-    a, b = f"np-a-{tag}", f"np-b-{tag}"
-    sh = f"""set -e
-ip netns add {a}; ip netns add {b}
-ip -n {a} link add v0 type veth peer name v1 netns {b}
-ip netns exec {a} ethtool -K v0 gro on
-ip -n {b} addr add 10.99.0.2/24 dev v1
-ip -n {a} link set lo up; ip -n {b} link set lo up; ip -n {b} link set v1 up
-"""
-    subprocess.run(["sh", "-c", sh], check=True)
-    yield a
-    subprocess.run(["sh", "-c", f"ip netns del {a}; ip netns del {b}"], check=False)
-
-
+# The loopback sshd and veth_netns fixtures and sshssh_host() are in conftest.py.
 @pytest.fixture
 def artifacts(tmp_path, kernel_tree, base_commit, build_dir, monkeypatch):
     """A really built kernel (the shared virtio-net build) and a modules tarball."""
@@ -265,14 +209,6 @@ def artifacts(tmp_path, kernel_tree, base_commit, build_dir, monkeypatch):
     return d
 
 
-def _host(port, key, netns, boot="none", **extra):
-    # The host key is checked (accept-new) against a known_hosts file of the
-    # test's own, never the user's.
-    return {"host": "127.0.0.1", "port": port, "key": str(key), "iface": "v0", "boot": boot,
-            "peer": "10.99.0.2", "addr": "10.99.0.1/24", "netns": netns,
-            "known_hosts": str(Path(key).parent / "known_hosts"), **extra}
-
-
 def test_remote_plan_runs_over_ssh(tmp_path, sshd, veth_netns, artifacts, kernel_tree,
                                    base_commit, monkeypatch, build_dir):
     from napipatch.jobs.boot.remote import RemoteJob
@@ -281,7 +217,7 @@ def test_remote_plan_runs_over_ssh(tmp_path, sshd, veth_netns, artifacts, kernel
     monkeypatch.setenv("NAPIPATCH_BUILD_DIR", str(build_dir))
     port, key = sshd
     job = RemoteJob(repo=kernel_tree, target="idpf", commit=base_commit, patch=0,
-                    cache=tmp_path / "cache", host=_host(port, key, veth_netns),
+                    cache=tmp_path / "cache", host=ssh_host(port, key, veth_netns),
                     artifacts=str(artifacts))
     res = LocalExecutor().submit(job)
     msgs = [f.message for f in res.findings]
@@ -317,10 +253,10 @@ def test_unreachable_host_is_an_infrastructure_error(tmp_path, redis_url, worker
     gc = _gitconfig(tmp_path, redis_url, job_retries=1)
     app = app_from_config(_cfg(gc))
     workers.append(Worker(tmp_path, gc, "idpf", build_dir, "i"))
-    closed = _free_port()  # nothing listens there
+    closed = free_port()  # nothing listens there
     job = RemoteJob(repo=kernel_tree, target="idpf", commit=base_commit, patch=0,
                     cache=tmp_path / "cache",
-                    host=_host(closed, "/nonexistent", "", insecure_host_key=True),
+                    host=ssh_host(closed, "/nonexistent", "", insecure_host_key=True),
                     artifacts=str(artifacts))
     out = result_from_dict(app.send_task(TASK, args=[to_payload(job)], queue="idpf")
                            .get(timeout=300))
@@ -359,7 +295,7 @@ def test_hung_remote_plan_still_reports_and_exits_2(tmp_path, sshd, veth_netns, 
     (d / "bzImage").write_bytes(b"not booted with boot=none")
     job = RemoteJob(repo=kernel_tree, target="idpf", commit=base_commit, patch=0,
                     cache=tmp_path / "cache",
-                    host=_host(port, key, veth_netns, plan_timeout=5), artifacts=str(d))
+                    host=ssh_host(port, key, veth_netns, plan_timeout=5), artifacts=str(d))
     res = LocalExecutor().submit(job)  # before the fix: subprocess.TimeoutExpired escaped
     assert res.status == "timeout", [f.message for f in res.findings]
     hung = [f for f in res.findings if f.severity.value == "error"]
