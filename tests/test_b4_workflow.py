@@ -173,11 +173,12 @@ def test_hook_install_b4_runs_in_b4_prep_check_and_uninstall_restores(cli, tmp_p
     git(repo, "config", "--add", "b4.am-perpatch-check-cmd", "echo one")
     git(repo, "config", "--add", "b4.am-perpatch-check-cmd", "echo 'two  spaces'")
     before = (repo / ".git" / "config").read_text()
-    cp = cli("hook", "install", "--b4", "--repo", repo, check=0)
+    # the toy repository has no MAINTAINERS to judge the Cc list by
+    cp = cli("hook", "install", "--b4", "--repo", repo, "--skip", "cc-maintainers", check=0)
     assert "b4.prep-perpatch-check-cmd" in cp.stdout
     am = git(repo, "config", "--get-all", "b4.am-perpatch-check-cmd").splitlines()
     assert am[:2] == ["echo one", "echo 'two  spaces'"] and am[2].endswith(
-        " -m napipatch check - --format terse")
+        " -m napipatch check - --format terse --skip cc-maintainers")
     env = dict(os.environ, XDG_CACHE_HOME=str(tmp_path / "b4cache"))
     run = lambda *a: subprocess.run([B4, *a], cwd=repo, capture_output=True, text=True, env=env)  # noqa: E731
     assert run("prep", "-n", "demo").returncode == 0
@@ -205,7 +206,7 @@ def test_b4_prep_check_never_passes_a_patch_whose_checks_gave_no_result(cli, tmp
     (repo / "a.c").write_text("int a;\n")
     git(repo, "add", "a.c")
     git(repo, "commit", "-q", "-m", "base")
-    cli("hook", "install", "--b4", "--repo", repo, check=0)
+    cli("hook", "install", "--b4", "--repo", repo, "--skip", "cc-maintainers", check=0)
     env = dict(os.environ, XDG_CACHE_HOME=str(tmp_path / "b4cache"))
     run = lambda *a: subprocess.run([B4, *a], cwd=repo, capture_output=True, text=True, env=env)  # noqa: E731
     assert run("prep", "-n", "demo").returncode == 0
@@ -358,3 +359,137 @@ def test_b4_review_of_a_cover_letter_has_nothing_to_report(cli, tmp_path):
     cover = next(d.glob("0000-*")).read_text()
     cp = cli("check", "-", "--format", "b4-review", input=cover)
     assert (cp.returncode, cp.stdout, cp.stderr) == (0, "[]\n", "")
+
+
+def test_b4_prep_check_reports_the_series_checks_on_the_last_patch(cli, tmp_path):
+    """b4 prep --check (and so b4 send's pre-flight) has no series command:
+    the series checks run with the last patch of the prep series, on the
+    series as b4 mails it, and appear once, in that patch's row."""
+    repo = small_repo(tmp_path / "repo")
+    (repo / "a.c").write_text("int a;\n")
+    git(repo, "add", "a.c")
+    git(repo, "commit", "-q", "-m", "base")
+    cli("hook", "install", "--b4", "--repo", repo, "--skip", "cc-maintainers", check=0)
+    env = dict(os.environ, XDG_CACHE_HOME=str(tmp_path / "b4cache"))
+    run = lambda *a: subprocess.run([B4, *a], cwd=repo, capture_output=True, text=True, env=env)  # noqa: E731
+    assert run("prep", "-n", "demo").returncode == 0
+    for name in ("b", "c"):
+        (repo / "a.c").write_text((repo / "a.c").read_text() + f"int {name};\n")
+        git(repo, "commit", "-q", "-am", f"net: a: add {name}\n\nWhy {name}.\n\n"
+            "Signed-off-by: T <t@example.org>")
+    cp = run("prep", "--check")
+    out = cp.stdout + cp.stderr
+    # b4's default subject prefix has no tree tag: a series-format warning,
+    # which no per-patch run could give
+    line = "python: WARNING: [series-format] no tree tag (net or net-next) in the subject"
+    assert out.count(line) == 1, out
+    assert out.index("net: a: add c") < out.index(line), out
+    assert out.index("net: a: add b") < out.index("net: a: add c")
+    # the series checks ran on the real cover letter, b4's, not a placeholder
+    assert "placeholder" not in out
+
+
+# b4 review runs the series command on the cover letter, with the review
+# branch's tracking data in B4_TRACKING_FILE (b4/review_tui/_common.py
+# _fetch_and_check). The review branch is made by b4's own code, as its TUI
+# makes it on checkout: git am of the series (git_fetch_am_into_repo), then
+# create_review_branch.
+B4_REVIEW_SERIES = """
+import argparse, email, io, json, mailbox, os, sys, tempfile
+import b4, b4.review
+from b4.review import checks, _review
+b4.setup_config(argparse.Namespace(config={}))
+topdir = b4.git_get_toplevel()
+read = lambda f: email.message_from_binary_file(f, policy=b4.emlpolicy)
+raw = list(mailbox.mbox(sys.argv[1], factory=read))
+lmbx = b4.LoreMailbox()
+for msg in raw:
+    lmbx.add_message(msg)
+lser = lmbx.get_series(sloppytrailers=False)
+am = lser.get_am_ready(noaddtrailers=True, addmysob=False, addlink=False, cherrypick=None,
+                       copyccs=False, allowbadchars=False, showchecks=False)
+ifh = io.BytesIO()
+b4.save_git_am_mbox(am, ifh)
+b4.git_fetch_am_into_repo(topdir, ambytes=ifh.getvalue(), at_base=sys.argv[2])
+branch = "b4/review/demo-change"
+_review.create_review_branch(topdir, branch, sys.argv[2], lser, "", "https://lore.kernel.org/r/%s")
+env = {}
+if sys.argv[3] == "tracked":
+    _cover, tracking = _review.load_tracking(topdir, branch)
+    fd, env["B4_TRACKING_FILE"] = tempfile.mkstemp(suffix=".json")
+    with os.fdopen(fd, "w") as fp:
+        json.dump(tracking, fp)
+_perpatch, series = checks.load_check_cmds()
+print(json.dumps({"cmds": series, "results": checks.run_series_checks(
+    (lser.patches[0].msgid, raw[0]), series, topdir, extra_env=env)}))
+"""
+
+
+def _review_branch(repo: Path, mbox: Path, base: str, tmp_path: Path, tracked: str) -> dict:
+    env = dict(os.environ, XDG_CACHE_HOME=str(tmp_path / "cache"),
+               XDG_DATA_HOME=str(tmp_path / "data"))
+    cp = subprocess.run([sys.executable, "-c", B4_REVIEW_SERIES, str(mbox), base, tracked],
+                        cwd=repo, capture_output=True, env=env, timeout=300)
+    assert cp.returncode == 0, cp.stderr
+    return json.loads(cp.stdout)
+
+
+def test_b4_review_series_command_checks_the_review_branch(cli, tmp_path):
+    repo, base = _series_repo(tmp_path / "repo")
+    d = format_patch(repo, f"{base}..HEAD", tmp_path / "out", "--thread", "--cover-letter", "-v2",
+                     "--subject-prefix=PATCH net-next")
+    mbox = tmp_path / "series.mbox"
+    mbox.write_bytes(b"".join(b"From nobody Mon Sep 17 00:00:00 2001\n" +
+                              f.read_bytes().split(b"\n", 1)[1] + b"\n"
+                              for f in sorted(d.glob("*.patch"))))
+    git(repo, "checkout", "-q", "-b", "reviewer", base)
+    cli("hook", "install", "--b4", "--repo", repo, check=0)
+    got = _review_branch(repo, mbox, base, tmp_path, "tracked")
+    assert got["cmds"] == [f"{sys.executable} -m napipatch check --b4-series --format b4-review"]
+    by = {r["tool"]: r for r in got["results"]}
+    assert list(by) == ["napipatch", "napipatch-nipa"]
+    details = {(d["context"], d["description"]) for d in json.loads(by["napipatch"]["details"])}
+    # the posted cover letter is judged (format-patch's placeholder, no changelog)...
+    assert ("series-format", "the cover letter still has format-patch's placeholder text") \
+        in details
+    assert ("series-format", "v2 cover letter has no changelog") in details
+    # ...with its subject prefix: the series carries net-next
+    assert not any("no tree tag" in d for _c, d in details)
+    assert by["napipatch"]["status"] in ("warn", "fail")
+    nipa = {d["context"]: d["state"] for d in json.loads(by["napipatch-nipa"]["details"])}
+    # NIPA's series_format has no rule for a placeholder or a changelog; the
+    # tree tag came through, so NIPA need not guess the tree
+    assert nipa["series_format"] == "success" and nipa["tree_selection"] == "success"
+    assert nipa["build_clang"] == "unknown"   # not run here is never green
+    # Without the tracking data (a series not on a review branch) nothing is
+    # checked, and b4 says so instead of a pass.
+    git(repo, "checkout", "-q", "reviewer")
+    git(repo, "branch", "-D", "b4/review/demo-change")
+    got = _review_branch(repo, mbox, base, tmp_path, "untracked")
+    (only,) = got["results"]
+    assert (only["tool"], only["status"]) == ("napipatch", "fail")
+    assert only["summary"] == "B4_TRACKING_FILE: not set: b4 review sets it for a series on a " \
+        "review branch (b4/review/<change-id>); nothing to check"
+
+
+def test_hook_install_b4_global_writes_the_users_gitconfig_and_uninstall_restores(cli, tmp_path):
+    home = tmp_path / "home"
+    home.mkdir()
+    env = {"HOME": str(home), "XDG_CONFIG_HOME": str(home / ".config")}
+    git(tmp_path, "config", "--global", "b4.review-series-check-cmd", "echo []", env=env)
+    before = (home / ".gitconfig").read_text()
+    cp = cli("hook", "install", "--b4", "--global", env=env, check=0)
+    assert cp.stdout.splitlines()[-1] == "~/.gitconfig: b4.review-series-check-cmd = echo [] ; " \
+        f"{sys.executable} -m napipatch check --b4-series --format b4-review"
+    cfg = (home / ".gitconfig").read_text()
+    assert "prep-perpatch-check-cmd" in cfg and "checkpatch" not in cfg
+    assert not (tmp_path / ".b4-config").exists()
+    cp = cli("hook", "uninstall", "--b4", "--global", env=env, check=0)
+    assert "~/.gitconfig: b4.review-series-check-cmd restored (1 value(s))" in cp.stdout
+    assert git(tmp_path, "config", "--global", "--get-all", "b4.review-series-check-cmd",
+               env=env) == "echo []"
+    assert "perpatch" not in (home / ".gitconfig").read_text()
+    assert before.strip() in (home / ".gitconfig").read_text()
+    cp = cli("hook", "install", "--global", env=env, check=2)
+    assert cp.stderr == "napipatch: error: --global: only b4's check commands go to " \
+        "~/.gitconfig (--b4)\n"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 from typing import Optional
@@ -29,7 +30,8 @@ from napipatch.engine.registry import discover, load
 from napipatch.errors import NapipatchError
 from napipatch.pipeline.run import run
 from napipatch.report.nipa import CONTEXTS
-from napipatch.report.render import render_report
+from napipatch.report.render import render_b4_series, render_report
+from napipatch.send import b4series
 from napipatch.store.inputs import (
     current_series,
     from_stdin,
@@ -56,6 +58,9 @@ def check(
     skip: Optional[list[str]] = SKIP,
     no_cache: bool = typer.Option(False, "--no-cache", help="Ignore cached results."),
     output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write the report to a file too."),
+    b4_series: bool = typer.Option(False, "--b4-series", help="b4 review's series check "
+                                   "(b4.review-series-check-cmd): the series on the review "
+                                   "branch B4_TRACKING_FILE names, as b4 review's CI JSON."),
 ):
     """Run the review checks (the static ones; a job check such as build-w1 when
     --only names it); exit 0 clean, 1 error findings, 2 could not run."""
@@ -64,7 +69,9 @@ def check(
     only_l, skip_l = check_ids(only), check_ids(skip)
     here = find_repo()
     cfg = load_config(tree or here)
-    series, tree, base, skip_l = _target(target, cfg, tree, base, here, skip_l)
+    if b4_series:
+        _b4_series(here, cfg, only_l, skip_l)
+    series, tree, base, skip_l, commit = _target(target, cfg, tree, base, here, skip_l)
     if not series.patches:
         if fmt == "b4-review" and target == "-":
             # b4 review hands a cover letter over too: nothing to report on.
@@ -72,30 +79,53 @@ def check(
             raise typer.Exit(0)
         raise NapipatchError(target, "empty series: no patches")
     report = run(series, cfg, tree, base=base, only=only_l, skip=skip_l, use_cache=not no_cache)
+    if commit is not None and here is not None:
+        # b4 prep --check's command on the last patch of the branch's series
+        b4series.add_prep_series_checks(report, here, commit, cfg, only_l, check_ids(skip))
     sys.stdout.write(render_report(report, fmt, colour=fmt == "text" and sys.stdout.isatty()))
     if output:
         output.write_text(render_report(report, fmt, colour=False))
     finish(report, target)
 
 
+def _b4_series(here: Optional[Path], cfg: Config, only: list[str] | None,
+               skip: list[str] | None) -> None:
+    """``check --b4-series``: b4 review's JSON for the series; a reason it
+    cannot be checked is b4's failed entry and exit 2."""
+    cover = sys.stdin.buffer.read()  # the posted cover letter, if the series has one
+    try:
+        if here is None:
+            raise NapipatchError("b4 review", "not in a git repository")
+        report = b4series.review_series(here, cfg, only, skip, cover)
+    except NapipatchError as exc:
+        sys.stdout.write(json.dumps([{"tool": "napipatch", "status": "fail",
+                                      "summary": str(exc), "url": "",
+                                      "details": ""}]) + "\n")
+        raise typer.Exit(2) from None
+    sys.stdout.write(render_b4_series(report, set(b4series.series_ids())))
+    finish(report, "b4 review series")
+
+
 def _target(target: Optional[str], cfg: Config, tree: Optional[Path], base: Optional[str],
             here: Optional[Path], skip: Optional[list[str]]):
-    """(series, tree, base, skip) for TARGET: the current repository is the
-    tree of a range, a branch, no TARGET, and a patch on stdin made from it."""
+    """(series, tree, base, skip, commit) for TARGET: the current repository
+    is the tree of a range, a branch, no TARGET, and a patch on stdin made
+    from it (``commit``: that patch's commit there)."""
     if target == "-":
         got = from_stdin(sys.stdin.buffer.read(), here)
         if not got.per_patch:
-            return got.series, tree_of(cfg, tree), base, skip
-        # One patch of a series (b4's per-patch check): no series checks.
-        series_ids = [c.id for c in discover().values() if c.scope == "series" and not c.is_job]
-        return got.series, tree or got.tree, base or got.base, (skip or []) + series_ids
+            return got.series, tree_of(cfg, tree), base, skip, None
+        # One patch of a series (b4's per-patch check): the series checks
+        # run only on the last patch of a b4 prep series (b4series).
+        return got.series, tree or got.tree, base or got.base, \
+            (skip or []) + b4series.series_ids(), got.commit
     if target is None:
         series, rbase = current_series(here)
-        return series, tree or here, base or rbase, skip
+        return series, tree or here, base or rbase, skip, None
     if tree is None and looks_like_revisions(target, here):
         tree = here
     tree = tree_of(cfg, tree)
-    return resolve(target, store(cfg), tree), tree, base, skip
+    return resolve(target, store(cfg), tree), tree, base, skip, None
 
 
 @checks_app.command("list")

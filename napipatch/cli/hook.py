@@ -22,15 +22,20 @@ def hook_install(
     repo: Optional[Path] = REPO_ALIAS,
     sendemail: bool = typer.Option(False, "--sendemail", help="Install sendemail-validate (git send-email)."),
     pre_push: bool = typer.Option(False, "--pre-push", help="Install pre-push."),
-    b4: bool = typer.Option(False, "--b4", help="Set b4's per-patch check commands "
-                            "(b4 prep --check, b4 send, b4 am, b4 review) to run napipatch."),
+    b4: bool = typer.Option(False, "--b4", help="Set b4's check commands (b4 prep --check, "
+                            "b4 send, b4 am, b4 review and its series check) to run napipatch, "
+                            "in the repository's .git/config."),
+    glob: bool = typer.Option(False, "--global", help="With --b4: in your ~/.gitconfig, "
+                              "for every repository."),
     only: Optional[list[str]] = ONLY,
     skip: Optional[list[str]] = SKIP,
 ):
     """Install the hooks (both git hooks unless one is named); a hook already there is chained."""
+    if glob and not b4:
+        raise NapipatchError("--global", "only b4's check commands go to ~/.gitconfig (--b4)")
     repo = one_tree(tree, repo) or Path(".")
     only_l, skip_l = check_ids(only), check_ids(skip)
-    lines = b4hooks.install(repo) if b4 else []
+    lines = b4hooks.install(repo, glob, only_l, skip_l) if b4 else []
     if sendemail or pre_push or not b4:
         lines += install(repo, sendemail, pre_push, only_l, skip_l)
     for line in lines:
@@ -44,8 +49,15 @@ def hook_uninstall(
     sendemail: bool = typer.Option(False, "--sendemail", help="Only sendemail-validate."),
     pre_push: bool = typer.Option(False, "--pre-push", help="Only pre-push."),
     b4: bool = typer.Option(False, "--b4", help="Only b4's check commands."),
+    glob: bool = typer.Option(False, "--global", help="With --b4: those in your ~/.gitconfig."),
 ):
     """Remove napipatch's hooks and put back the ones (and b4 settings) they replaced."""
+    if glob:
+        if not b4:
+            raise NapipatchError("--global", "only b4's check commands are in ~/.gitconfig (--b4)")
+        for line in b4hooks.uninstall(None, glob=True):
+            typer.echo(line)
+        return
     repo = one_tree(tree, repo) or Path(".")
     lines = []
     if sendemail or pre_push or not b4:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 
+from napipatch.report.findings import Finding
 from napipatch.report.forecast import Cell
 from napipatch.report.model import Report
 
@@ -31,23 +32,28 @@ def _plural(n: int, word: str) -> str:
     return f"{n} {word}{'s' * (n != 1)}"
 
 
-def _findings_entry(report: Report) -> dict:
+def _where(f: Finding, numbered: bool) -> str:
+    at = f"{f.file}:{f.line}: " if f.file and f.line else f"{f.file}: " if f.file else ""
+    return (f"patch {f.patch}: " if numbered and f.patch else "") + at
+
+
+def _findings_entry(report: Report, findings: list[Finding], what: str = "this patch",
+                    numbered: bool = False) -> dict:
     details = [{"status": _SEV[f.severity.value], "context": f.check,
-                "description": (f"{f.file}:{f.line}: " if f.file and f.line else
-                                f"{f.file}: " if f.file else "") + f.message}
-               for f in report.findings]
+                "description": _where(f, numbered) + f.message} for f in findings]
     details += [{"status": "fail", "context": c.id,
-                 "description": f"{c.missing}; this patch is not fully checked"}
+                 "description": f"{c.missing}; {what} is not fully checked"}
                 for c in report.incomplete]
-    infos = len(report.findings) - report.errors - report.warnings
+    errors = sum(f.severity.value == "error" for f in findings)
+    warnings = sum(f.severity.value == "warning" for f in findings)
+    infos = len(findings) - errors - warnings
     if report.incomplete:
         status = "fail"
         summary = report.completion_line()
-    elif report.errors or report.warnings:
-        status = "fail" if report.errors else "warn"
-        summary = ", ".join(p for p in (_plural(report.errors, "error") if report.errors else "",
-                                        _plural(report.warnings, "warning")
-                                        if report.warnings else "") if p)
+    elif errors or warnings:
+        status = "fail" if errors else "warn"
+        summary = ", ".join(p for p in (_plural(errors, "error") if errors else "",
+                                        _plural(warnings, "warning") if warnings else "") if p)
     else:
         status = "pass"
         summary = f"passed all {len(report.completed)} checks" + \
@@ -82,7 +88,19 @@ def merged(forecast: list[dict[str, Cell]]) -> dict[str, Cell]:
 
 def b4_review(report: Report, forecast: list[dict[str, Cell]]) -> list[dict]:
     """b4's entries for a run (b4 gives one patch on stdin)."""
-    out = [_findings_entry(report)]
+    out = [_findings_entry(report, report.findings)]
+    if forecast:
+        out.append(_forecast_entry(merged(forecast)))
+    return out
+
+
+def b4_review_series(report: Report, forecast: list[dict[str, Cell]],
+                     series_checks: set[str]) -> list[dict]:
+    """b4's entries for the cover letter's row (``b4.review-series-check-cmd``):
+    the series checks' findings (each patch's own are in its row, from the
+    per-patch command) and the forecast of the whole series."""
+    own = [f for f in report.findings if f.check in series_checks or not f.patch]
+    out = [_findings_entry(report, own, "the series", numbered=True)]
     if forecast:
         out.append(_forecast_entry(merged(forecast)))
     return out

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 
-from napipatch.report.b4review import b4_review
+from napipatch.report.b4review import b4_review, b4_review_series
 from napipatch.report.forecast import forecast, table
 from napipatch.report.model import Report
 from napipatch.report.templating import render
@@ -49,6 +49,11 @@ def to_data(report: Report) -> dict:
                     "verdict": report.verdict, "exit_status": report.exit_code,
                     "line": report.completion_line()},
     }
+
+
+def render_b4_series(report: Report, series_checks: set[str]) -> str:
+    """b4 review's JSON for the cover letter's row (the series command)."""
+    return json.dumps(b4_review_series(report, forecast(report), series_checks), indent=1) + "\n"
 
 
 def render_report(report: Report, fmt: str, colour: bool = False) -> str:

@@ -171,3 +171,23 @@ def prep_range(repo: Path) -> tuple[str, str] | None:
             return None
     return base, f"{start}..{end}"
 
+
+
+def prep_messages(repo: Path) -> tuple[str, str, list[bytes]] | None:
+    """The b4 prep series of the current branch of ``repo`` as b4 send
+    would mail it: ``(base, START..END, [cover, patch 1, ...])`` (the cover
+    letter as the user wrote it, with b4's change-id and base-commit), or
+    None when the branch is not a b4 prep branch."""
+    rng = prep_range(repo)
+    if rng is None:
+        return None
+    b4 = _b4()
+    import b4.ez as ez
+
+    with _in(repo):
+        try:
+            _tos, _ccs, _tag, patches = ez.get_prep_branch_as_patches(movefrom=True)
+        except (SystemExit, RuntimeError, KeyError, ValueError) as exc:
+            raise NapipatchError(repo, f"b4 could not make the prep series' mails ({exc})") \
+                from None
+    return (*rng, [b4.LoreMessage.get_msg_as_bytes(msg) for _commit, msg in patches])

@@ -71,14 +71,17 @@ def commits_in(repo: Path, revrange: str) -> list[str]:
     return commits[::-1]
 
 
-def from_range(tree: Path, revrange: str, base: str | None = None) -> Series:
+def from_range(tree: Path, revrange: str, base: str | None = None,
+               subject_prefix: str | None = None) -> Series:
     repo = gitutil.require_repo(tree)
     start = base or revrange.split("..")[0] or "HEAD"
     count = len(commits_in(repo, revrange))
     with tempfile.TemporaryDirectory(prefix="napipatch-range-") as td:
         # One commit gets no cover letter: base-commit then ends the patch.
         cover = ["--cover-letter"] if count > 1 else []
-        gitutil.git(repo, "format-patch", "-q", *cover, f"--base={start}", "-o", td, revrange)
+        prefix = [f"--subject-prefix={subject_prefix}"] if subject_prefix else []
+        gitutil.git(repo, "format-patch", "-q", *cover, *prefix, f"--base={start}", "-o", td,
+                    revrange)
         files = sorted(Path(td).iterdir())
         mails = []
         for f in files:
@@ -98,10 +101,10 @@ def current_series(here: Path | None) -> tuple[Series, str]:
     if here is None:
         raise NapipatchError("check", "no TARGET and not in a git repository: pass a series "
                              "name, a format-patch directory, an mbox, a revision range or -")
-    prep = b4api.prep_range(here)
+    prep = b4api.prep_messages(here)
     if prep is not None:
-        base, revrange = prep
-        series = from_range(here, revrange, base=base)
+        base, revrange, raw = prep
+        series = _b4_mails(raw, revrange)
     else:
         revrange = commits.upstream_range(here)
         if revrange is None:
@@ -113,6 +116,21 @@ def current_series(here: Path | None) -> tuple[Series, str]:
     return series, base
 
 
+def _b4_mails(raw: list[bytes], revrange: str) -> Series:
+    """The series from b4's own mails of a prep branch: the cover letter is
+    the user's, so the checks judge it (a placeholder from format-patch
+    they do not)."""
+    mails = [mailmod.parse_message(m, f"b4 prep {revrange} message {i}")
+             for i, m in enumerate(raw)]
+    return assemble(mails, revrange, name=revrange)
+
+
+def prep_tip(here: Path) -> str | None:
+    """The last commit of the current branch's b4 prep series, if it is one."""
+    prep = b4api.prep_range(here)
+    return gitutil.out(here, "rev-parse", prep[1].split("..")[1]) if prep else None
+
+
 @dataclass
 class StdinInput:
     """What ``check -`` read: a series, and for one patch mail (a per-patch
@@ -122,6 +140,7 @@ class StdinInput:
     per_patch: bool
     tree: Path | None = None
     base: str | None = None
+    commit: str | None = None
 
 
 def from_stdin(data: bytes, here: Path | None) -> StdinInput:
@@ -144,4 +163,4 @@ def from_stdin(data: bytes, here: Path | None) -> StdinInput:
     if parent is None:  # not a commit here, or a root commit: diff-only
         return StdinInput(series, per_patch=True)
     series.extra["base-commit"] = parent
-    return StdinInput(series, per_patch=True, tree=here, base=parent)
+    return StdinInput(series, per_patch=True, tree=here, base=parent, commit=sha)
