@@ -18,7 +18,6 @@ from napipatch.errors import NapipatchError
 
 EMULATED = ("EMULATED (QEMU TCG): these numbers are from an emulated CPU and NIC, "
             "not latencies of real hardware.")
-FORMATS = ("text", "markdown", "json")
 
 
 def stat(run: dict, mode: str, load: str, key: str) -> tuple[float, float, float] | None:

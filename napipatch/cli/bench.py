@@ -13,12 +13,7 @@ from pathlib import Path
 from typing import Optional
 
 import typer
-from rich.console import Console
-
-from napipatch.bench import record
-from napipatch.bench.plot import plot
-from napipatch.bench.render import FORMATS, as_json, check_comparable, table
-from napipatch.bench.runner import run as run_bench
+from napipatch.bench import FORMATS
 from napipatch.cli.common import load_config, store, tree_of
 from napipatch.errors import NapipatchError
 
@@ -29,6 +24,11 @@ _SPEC = typer.Argument(..., help="NAME[@vN] in the store (default: the newest ve
 _FORMAT = typer.Option("text", "--format", help="text, markdown or json.")
 
 
+# The experiment's modules (builds, QEMU, SSH, plotting) are imported by the
+# commands that use them: every napipatch command, the git hooks' included,
+# would otherwise pay for them at start-up.
+
+
 def _format(fmt: str) -> str:
     if fmt not in FORMATS:
         raise NapipatchError(fmt, f"unknown format ({', '.join(FORMATS)})")
@@ -36,6 +36,8 @@ def _format(fmt: str) -> str:
 
 
 def _show(runs: list[dict], fmt: str, against: dict | None = None) -> str:
+    from napipatch.bench.render import as_json, table
+
     if fmt == "json":
         return as_json(runs + ([against] if against else []))
     return table(runs[0], fmt, against)
@@ -59,6 +61,10 @@ def bench_run(spec: str = _SPEC,
     tree = tree_of(cfg, tree)
     if tree is None:
         raise NapipatchError("--tree", "building needs a kernel tree (--tree or napipatch.tree)")
+    from rich.console import Console
+
+    from napipatch.bench.runner import run as run_bench
+
     console = Console(stderr=True)
     with console.status("starting") as status:
         def progress(msg: str) -> None:
@@ -86,6 +92,10 @@ def bench_show(spec: str = _SPEC,
     _format(fmt)
     if plot_to is not None and plot_to.suffix.lower() != ".png":
         raise NapipatchError(plot_to, "--plot writes PNG: give a FILE.png")
+    from napipatch.bench import record
+    from napipatch.bench.plot import plot
+    from napipatch.bench.render import check_comparable
+
     st = store(load_config())
     run = record.find(st, spec, run_id)
     other = None
@@ -101,6 +111,8 @@ def bench_show(spec: str = _SPEC,
 @bench_app.command("list")
 def bench_list(spec: str = _SPEC):
     """The recorded runs of NAME[@vN] (all versions without @vN)."""
+    from napipatch.bench import record
+
     st = store(load_config())
     name, version = record.parse_spec(st, spec)
     versions = [version] if "@" in spec else st.versions(name)

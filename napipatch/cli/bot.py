@@ -14,7 +14,6 @@ from typing import Optional
 import typer
 
 from napipatch.bot import config as botconfig
-from napipatch.bot.runner import Bot
 
 bot_app = typer.Typer(help="The CI bot: follow public-inbox archives, check, reply.", no_args_is_help=True)
 
@@ -25,6 +24,8 @@ def _bot(config: Path, verbose: bool):
     logging.basicConfig(stream=sys.stderr, level=logging.INFO if verbose else logging.WARNING,
                         format="%(asctime)s napipatch-bot: %(levelname)s: %(message)s",
                         datefmt="%Y-%m-%dT%H:%M:%S")
+    from napipatch.bot.runner import Bot  # the bot's stack, only for bot commands
+
     return Bot(botconfig.load(config))
 
 
@@ -70,6 +71,8 @@ def bot_status(config: Path = _CONFIG):
     if not cfg.db_path.exists():
         typer.echo(f"{cfg.db_path}: no state yet (run `napipatch bot once`)")
         return
+    from napipatch.bot.runner import Bot
+
     bot = Bot(cfg)
     try:
         for line in bot.status_lines():

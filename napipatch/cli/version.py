@@ -13,7 +13,6 @@ import sys
 from importlib import metadata
 from pathlib import Path
 
-from napipatch.checks._lint import TOOLS
 from napipatch.errors import NapipatchError
 from napipatch.tree import gitutil
 
@@ -49,5 +48,7 @@ def lines() -> list[str]:
            ("python", sys.version.split()[0]),
            ("git", _git()),
            ("b4", _dist("b4"))]
+    from napipatch.checks._lint import TOOLS  # only for --version
+
     out += [(name, _linter(name, pin)) for name, pin in TOOLS.items()]
     return [f"{name:10} {version}" for name, version in out]
