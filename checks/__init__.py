@@ -38,6 +38,14 @@ PER_TARGET_JOBS = ("build", "boot", "remote")
 # `napipatch test warnings`: NIPA's three build tests, then coccinelle and the
 # docs build on the touched files.
 WARNING_JOBS = ("warnings-w1", "warnings-32bit", "warnings-clang", "cocci", "htmldocs")
+# A check's ``group`` and what the reports say under its heading: "" (the
+# default, no heading) or napipatch's own netdev process rules, which are
+# no NIPA test.
+GROUPS = {
+    "": "",
+    "netdev process": "napipatch's reading of Documentation/process/maintainer-netdev.rst; "
+                      "no NIPA test checks these",
+}
 
 
 @dataclass(frozen=True)
@@ -75,6 +83,12 @@ class Declaration:
             run begins, for a tool whose start-up is most of its time; the
             check asks it with ``zygote.ask(id, request, timeout)``.
         job: for a job check, the job whose result it reads (``JOBS``).
+        group: ``""``, or ``"netdev process"`` for napipatch's own reading
+            of netdev's posting rules (Documentation/process/
+            maintainer-netdev.rst), which no NIPA test checks. Such a check
+            declares ``nipa=()``; the engine gives its findings
+            ``Finding.nipa == {}`` (NIPA has no such rule), and the reports
+            and the bot's reply show them apart, headed by the group.
     """
 
     id: str
@@ -89,6 +103,7 @@ class Declaration:
     preload: tuple[str, ...] = ()
     zygote: bool = False
     job: str = ""
+    group: str = ""
 
     @property
     def is_job(self) -> bool:
@@ -98,10 +113,11 @@ class Declaration:
 def check(*, id: str, summary: str, scope: str, needs: str, version: int = 1,
           needs_applied: bool = True, nipa: tuple[str, ...] = (),
           nipa_needs_tree: bool = False, files: tuple[str, ...] = (),
-          preload: tuple[str, ...] = (), zygote: bool = False, job: str = ""):
+          preload: tuple[str, ...] = (), zygote: bool = False, job: str = "",
+          group: str = ""):
     """Declare the decorated ``run`` as a check (validated at discovery)."""
     decl = Declaration(id, summary, scope, needs, version, needs_applied, tuple(nipa),
-                       nipa_needs_tree, tuple(files), tuple(preload), zygote, job)
+                       nipa_needs_tree, tuple(files), tuple(preload), zygote, job, group)
 
     def mark(fn: Callable):
         fn.declaration = decl

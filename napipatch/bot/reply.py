@@ -24,7 +24,7 @@ from napipatch.bot.trees import TreeChoice
 from napipatch.mails.addresses import one_line
 from napipatch.mails.series import Series
 from napipatch.report.model import Report
-from napipatch.report.render import to_data
+from napipatch.report.render import grouped, to_data
 from napipatch.report.templating import render
 
 log = logging.getLogger("napipatch.bot")
@@ -99,6 +99,7 @@ def report_body(cfg: BotConfig, s, prev, series: Series, report: Report,
                 choice: TreeChoice) -> str:
     """The report on series row ``s`` (``prev``: the row of its previous version)."""
     data = to_data(report)
+    plain, groups = grouped(data)
     inbox = next((i for i in cfg.inboxes if i.name == s["inbox"]), None)
     url = f"{inbox.url}/{s['head_msgid']}/" if inbox and inbox.url else ""
     thread = f"{url}T/" if url else ""
@@ -114,7 +115,9 @@ def report_body(cfg: BotConfig, s, prev, series: Series, report: Report,
                   skipped=[f"{c['id']} ({c['reason']})" for c in data["checks"]
                            if c["status"] == "skipped"],
                   not_run=not_run(report), completion=report.completion_line(),
-                  patches=_patches(series, data["findings"]), bot_version=napipatch_version,
+                  patches=_patches(series, plain), bot_version=napipatch_version,
+                  groups=[dict(g, patches=_patches(series, g["findings"])) for g in groups
+                          if any(f["severity"] != "info" for f in g["findings"])],
                   thread=thread, reproduce=reproduce(series, report, thread or s["head_msgid"]))
 
 

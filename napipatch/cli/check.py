@@ -131,13 +131,15 @@ def _target(target: Optional[str], cfg: Config, tree: Optional[Path], base: Opti
 @checks_app.command("list")
 def checks_list(fmt: str = typer.Option("text", "--format",
                                         help="text, or markdown (the README's checks table).")):
-    """Every check: id, scope, what it needs, summary; a broken check module
+    """Every check: id, scope, what it needs, summary (and ``[netdev process]``
+    for napipatch's own posting rules, no NIPA test); a broken check module
     is a one-line error (exit 3) after the others."""
     if fmt not in ("text", "markdown"):
         raise NapipatchError(fmt, "unknown format (text, markdown)")
     reg = load()
     typer.echo(checks_table(reg.checks.values()) if fmt == "markdown" else
                "\n".join(f"{c.id:14} {c.scope:6} {c.needs:7}  {c.summary}"
+                         + (f" [{c.group}]" if c.group else "")
                          for c in reg.checks.values()))
     for b in reg.broken:
         typer.echo(f"napipatch: error: {b.module}: {b.reason}", err=True)
@@ -149,7 +151,8 @@ def checks_table(checks) -> str:
     """The README's table of checks, made from their declarations."""
     rows = ["| id | scope | needs | NIPA test | catches |", "|---|---|---|---|---|"]
     rows += [f"| `{c.id}` | {c.scope} | {c.needs} | "
-             f"{', '.join(f'`{n}`' for n in c.nipa) or '-'} | {c.summary} |" for c in checks]
+             f"{', '.join(f'`{n}`' for n in c.nipa) or (f'none: {c.group}' if c.group else '-')}"
+             f" | {c.summary} |" for c in checks]
     return "\n".join(rows)
 
 
@@ -195,4 +198,5 @@ def checks_doc(check_id: str):
     if check_id not in checks:
         raise NapipatchError(check_id, "no such check")
     c = checks[check_id]
-    typer.echo(f"{c.id}: {c.summary}\nscope: {c.scope}, needs: {c.needs}\n\n{c.doc}")
+    group = f", group: {c.group}" if c.group else ""
+    typer.echo(f"{c.id}: {c.summary}\nscope: {c.scope}, needs: {c.needs}{group}\n\n{c.doc}")

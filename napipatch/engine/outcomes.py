@@ -63,15 +63,17 @@ def result_of(check: CheckInfo, outcomes: list[Outcome]) -> CheckResult:
     states = {o.state for o in outcomes}
     skipped = next((o for o in outcomes if o.state == "skipped"), None)
     if skipped:
-        return CheckResult(check.id, "skipped", 0.0, reason=skipped.reason, nipa=check.nipa)
+        return CheckResult(check.id, "skipped", 0.0, reason=skipped.reason, nipa=check.nipa,
+                           group=check.group)
     for state in INCOMPLETE:   # the most severe first, as the verdict ranks them
         if state in states:
             first = next(o for o in outcomes if o.state == state)
-            return CheckResult(check.id, state, seconds, reason=first.reason, nipa=check.nipa)
+            return CheckResult(check.id, state, seconds, reason=first.reason, nipa=check.nipa,
+                               group=check.group)
     return CheckResult(check.id, status_of(found), seconds,
                        cached=bool(outcomes) and all(o.cached for o in outcomes),
                        reason="some patches did not apply" if "partial" in states else "",
-                       nipa=check.nipa)
+                       nipa=check.nipa, group=check.group)
 
 
 def unique(findings: list[Finding]) -> list[Finding]:

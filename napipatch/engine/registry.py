@@ -9,7 +9,8 @@ it needs ("diff": runs from the mails alone and uses a tree when given;
 reading the result of ``job``, one of ``napipatch.checks.JOBS``), its version (part of the cache
 key: bump it when results change), and the NIPA tests it answers for
 (names from ``napipatch.report.nipa``; ``nipa_needs_tree`` when a "diff"
-check answers them only with a tree), the paths it reads (``files``: a
+check answers them only with a tree) or its ``group`` ("netdev process":
+napipatch's own posting rules, no NIPA test, so ``nipa=()``), the paths it reads (``files``: a
 patch touching none has no unit to run) and the modules its units share
 (``preload``).
 A "tree" check runs only on patches that applied, unless it says
@@ -31,7 +32,7 @@ from dataclasses import dataclass
 from types import ModuleType
 
 import napipatch.checks
-from napipatch.checks import JOBS, Declaration
+from napipatch.checks import GROUPS, JOBS, Declaration
 from napipatch.engine.cache import fingerprint
 from napipatch.errors import NapipatchError
 from napipatch.report import nipa as nipa_contexts
@@ -60,6 +61,7 @@ class CheckInfo:
     preload: tuple[str, ...] = ()
     zygote: bool = False
     job: str = ""
+    group: str = ""     # "" or "netdev process" (napipatch.checks.GROUPS)
 
     @property
     def is_job(self) -> bool:
@@ -127,6 +129,11 @@ def problems(decl: Declaration, doc: str, module: ModuleType | None = None) -> l
         out.append(f"job {decl.job!r} is for needs build or boot, not {decl.needs!r}")
     if decl.job and (decl.zygote or decl.files or decl.preload):
         out.append("a job check runs no unit of its own: no files=, preload= or zygote=")
+    if decl.group not in GROUPS:
+        out.append(f"group {decl.group!r} is not one of "
+                   f"{', '.join(repr(g) for g in GROUPS)}")
+    elif decl.group and decl.nipa:
+        out.append(f"group {decl.group!r} is napipatch's own rules, no NIPA test: nipa=()")
     if decl.zygote and not all(callable(getattr(module, f, None)) for f in ("warm", "serve")):
         out.append("zygote=True needs module functions warm() and serve(request)")
     missing = [s for s in SECTIONS if not re.search(rf"^{s}:\s*$", doc, re.MULTILINE)]
@@ -160,7 +167,7 @@ def _load_one(name: str) -> CheckInfo | Broken:
                      version=decl.version, module=m, needs_applied=decl.needs_applied,
                      nipa=decl.nipa, fn=fns[0], nipa_needs_tree=decl.nipa_needs_tree,
                      files=decl.files, preload=decl.preload, zygote=decl.zygote,
-                     job=decl.job)
+                     job=decl.job, group=decl.group)
 
 
 def load() -> Registry:

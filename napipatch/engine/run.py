@@ -95,7 +95,9 @@ def checked(unit: Unit) -> tuple[list[Finding], list[list]]:
     inputs = Inputs()
     _record_inputs(unit.ctx, inputs)
     unit.ctx.check_id = unit.check.id   # this process's own copy: for ctx.ask
-    got = [replace(f, check=unit.check.id) for f in (unit.check.run(unit.ctx) or [])]
+    # A netdev process check's findings mean nothing to NIPA (``{}``), whatever it said.
+    extra = {"nipa": {}} if unit.check.group else {}
+    got = [replace(f, check=unit.check.id, **extra) for f in (unit.check.run(unit.ctx) or [])]
     return got, inputs.items()
 
 

@@ -39,6 +39,9 @@ class CheckResult:
     # Why it completed without answering those contexts ("" when it did):
     # a diff check whose NIPA rule needs the tree, run without one.
     nipa_unknown: str = ""
+    # Its declaration's group ("" or "netdev process"): the reports show the
+    # findings of a grouped check apart, under the group's name.
+    group: str = ""
 
     def __post_init__(self):
         if self.status not in STATUSES:

@@ -4,6 +4,10 @@ Every format but terse carries the NIPA forecast (``report.forecast``).
 Two parts of text for the sendemail-validate hook: ``lines`` (the finding
 lines and what was not checked) and ``forecast`` (the forecast alone).
 
+The findings of a check declared with a ``group`` (``netdev process``:
+napipatch's own posting rules, no NIPA test) are shown apart, after the
+others, under the group's name (``grouped``).
+
 All text goes through templates/; the JSON schema is documented in
 docs/json-report.md and kept stable.
 """
@@ -12,6 +16,7 @@ from __future__ import annotations
 
 import json
 
+from napipatch.checks import GROUPS
 from napipatch.report.b4review import b4_review, b4_review_series
 from napipatch.report.forecast import forecast, table
 from napipatch.report.model import Report
@@ -39,7 +44,8 @@ def to_data(report: Report) -> dict:
         "base_why": report.base_why,
         "findings": [f.to_json() for f in report.findings],
         "checks": [{"id": c.id, "status": c.status, "seconds": c.seconds,
-                    "cached": c.cached, "reason": c.reason, "nipa": list(c.nipa)}
+                    "cached": c.cached, "reason": c.reason, "nipa": list(c.nipa),
+                    "group": c.group}
                    for c in report.checks],
         "summary": {"errors": report.errors, "warnings": report.warnings,
                     "infos": len(report.findings) - report.errors - report.warnings,
@@ -54,6 +60,20 @@ def to_data(report: Report) -> dict:
 def render_b4_series(report: Report, series_checks: set[str]) -> str:
     """b4 review's JSON for the cover letter's row (the series command)."""
     return json.dumps(b4_review_series(report, forecast(report), series_checks), indent=1) + "\n"
+
+
+def grouped(data: dict, findings: list[dict] | None = None
+            ) -> tuple[list[dict], list[dict]]:
+    """``findings`` (the report's by default) split by their check's group:
+    the ungrouped ones, and ``{"name", "about", "findings"}`` for each group
+    that has some, in ``GROUPS`` order."""
+    findings = data["findings"] if findings is None else findings
+    group = {c["id"]: c.get("group", "") for c in data["checks"]}
+    plain = [f for f in findings if not group.get(f["check"])]
+    groups = [{"name": g, "about": about,
+               "findings": [f for f in findings if group.get(f["check"]) == g]}
+              for g, about in GROUPS.items() if g]
+    return plain, [g for g in groups if g["findings"]]
 
 
 def render_report(report: Report, fmt: str, colour: bool = False) -> str:
@@ -95,5 +115,6 @@ def render_report(report: Report, fmt: str, colour: bool = False) -> str:
                 "terse": "report.terse.j2", "lines": "report.lines.j2",
                 "forecast": "nipa.txt.j2"}[fmt]
     rows = table(forecast(report)) if fmt in ("text", "markdown", "forecast") else []
+    plain, groups = grouped(data)
     return render(template, r=data, where=where, line=line, terse=terse, sev=sev, total=total,
-                  nipa=rows)
+                  nipa=rows, findings=plain, groups=groups)
