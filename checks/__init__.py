@@ -38,16 +38,6 @@ PER_TARGET_JOBS = ("build", "boot", "remote")
 # `napipatch test warnings`: NIPA's three build tests, then coccinelle and the
 # docs build on the touched files.
 WARNING_JOBS = ("warnings-w1", "warnings-32bit", "warnings-clang", "cocci", "htmldocs")
-# A check's ``group`` and what the reports say under its heading: "" (the
-# default, no heading) or napipatch's own netdev process rules, which are
-# no NIPA test.
-GROUPS = {
-    "": "",
-    "netdev process": "napipatch's reading of Documentation/process/maintainer-netdev.rst; "
-                      "no NIPA test checks these",
-}
-
-
 @dataclass(frozen=True)
 class Declaration:
     """What ``@check(...)`` says about a check function.

@@ -32,10 +32,11 @@ from dataclasses import dataclass
 from types import ModuleType
 
 import napipatch.checks
-from napipatch.checks import GROUPS, JOBS, Declaration
+from napipatch.checks import JOBS, Declaration
 from napipatch.engine.cache import fingerprint
 from napipatch.errors import NapipatchError
 from napipatch.report import nipa as nipa_contexts
+from napipatch.report.groups import GROUPS
 
 SCOPES = ("patch", "series")
 STATIC_NEEDS = ("diff", "scripts", "tree")
@@ -61,7 +62,7 @@ class CheckInfo:
     preload: tuple[str, ...] = ()
     zygote: bool = False
     job: str = ""
-    group: str = ""     # "" or "netdev process" (napipatch.checks.GROUPS)
+    group: str = ""     # "" or "netdev process" (napipatch.report.groups.GROUPS)
 
     @property
     def is_job(self) -> bool:

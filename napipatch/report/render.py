@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import json
 
-from napipatch.checks import GROUPS
 from napipatch.report.b4review import b4_review, b4_review_series
 from napipatch.report.forecast import forecast, table
+from napipatch.report.groups import GROUPS
 from napipatch.report.model import Report
 from napipatch.report.templating import render
 
