@@ -42,7 +42,13 @@ def test_bad_a_patch_made_on_another_base_names_file_and_hunk(cli, kernel_tree, 
 
 def test_without_a_tree_it_is_skipped_and_says_why(cli, lore_dir):
     import json
-    cp = cli("check", lore_dir / "threaded-busy-poll-v4.mbox", "--only", "apply",
-             "--format", "json", check=0)
+    mbox = lore_dir / "threaded-busy-poll-v4.mbox"
+    # left out by default, it is skipped...
+    cp = cli("check", mbox, "--format", "json", check=0)
     got = {c["id"]: (c["status"], c["reason"]) for c in json.loads(cp.stdout)["checks"]}
-    assert got == {"apply": ("skipped", "needs --tree")}
+    assert got["apply"] == ("skipped", "needs --tree")
+    # ...but asked for by name, it did not run, and the run is not called clean
+    cp = cli("check", mbox, "--only", "apply", "--format", "json", check=2)
+    got = {c["id"]: (c["status"], c["reason"]) for c in json.loads(cp.stdout)["checks"]}
+    assert got == {"apply": ("error", "needs --tree (--only apply)")}
+    assert cp.stderr == "napipatch: error: needs --tree (--only apply)\n"

@@ -151,5 +151,5 @@ def test_check_tree_reads_the_tree_config_and_names_its_file(cli, tmp_path):
     assert (cp.returncode, cp.stderr) == (
         2, f"napipatch: error: napipatch.jobs (file:{tree}/.git/config): "
            "'many' is not a whole number\n")
-    cp = cli("check", series, "--only", "apply", env=env)  # no tree: the project's 3
+    cp = cli("check", series, "--only", "subject", env=env)  # no tree: the project's 3
     assert cp.returncode == 0, cp.stderr
