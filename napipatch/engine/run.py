@@ -43,6 +43,8 @@ from napipatch.mails.hunks import parse_diff
 from napipatch.mails.series import Series
 from napipatch.report.findings import Finding
 from napipatch.report.model import Report
+from napipatch.store.history import history_of
+from napipatch.store.store import Store
 from napipatch.tree.applied import Applied
 
 
@@ -85,6 +87,7 @@ def _record_inputs(ctx: PatchContext | SeriesContext, inputs: Inputs) -> None:
     from the config or resolves in the tree is noted in ``inputs``."""
     for c in [ctx] + (ctx.patches if isinstance(ctx, SeriesContext) else []):
         c.config = ConfigView(c.config, inputs)
+        c.inputs = inputs
     if ctx.tree is not None:
         ctx.tree.inputs = inputs
 
@@ -135,6 +138,10 @@ def run_checks(series: Series, config: Config, applied: Applied | None,
     every check there is, for the forecast's "not selected". The zygotes of
     ``checks`` are the caller's (``warm``), so they warm while it applies.
     """
+    if "history" not in series.extra:
+        # The previous version's record, read once here: the units share
+        # it and the cache key holds it (engine.cache.result_key).
+        series.extra["history"] = history_of(series, Store(config.store_root))
     units, outcomes = _run_all(series, config, checks, applied, use_cache, branch)
     report = Report(series=series, tree=str(applied.repo) if applied else None,
                     base=applied.base if applied else None,
