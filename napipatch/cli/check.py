@@ -30,6 +30,7 @@ from napipatch.errors import NapipatchError
 from napipatch.pipeline.run import run
 from napipatch.report.nipa import CONTEXTS
 from napipatch.report.render import render_report
+from napipatch.store.history import attach
 from napipatch.store.inputs import (
     current_series,
     from_stdin,
@@ -84,6 +85,7 @@ def _target(target: Optional[str], cfg: Config, tree: Optional[Path], base: Opti
     tree of a range, a branch, no TARGET, and a patch on stdin made from it."""
     if target == "-":
         got = from_stdin(sys.stdin.buffer.read(), here)
+        attach(got.series, store(cfg))
         if not got.per_patch:
             return got.series, tree_of(cfg, tree), base, skip
         # One patch of a series (b4's per-patch check): no series checks.
@@ -91,7 +93,7 @@ def _target(target: Optional[str], cfg: Config, tree: Optional[Path], base: Opti
         return got.series, tree or got.tree, base or got.base, (skip or []) + series_ids
     if target is None:
         series, rbase = current_series(here)
-        return series, tree or here, base or rbase, skip
+        return attach(series, store(cfg)), tree or here, base or rbase, skip
     if tree is None and looks_like_revisions(target, here):
         tree = here
     tree = tree_of(cfg, tree)

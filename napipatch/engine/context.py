@@ -111,7 +111,8 @@ class _History:
     @property
     def history_why(self) -> str:
         """Why there is no previous version to compare with ("" when there is)."""
-        return (self.series.extra.get("history") or {}).get("why", "no history was read")
+        return (self.series.extra.get("history") or {}).get(
+            "why", "no store was read for this series' earlier versions")
 
 
 def current_config(config: Config, name: str):

@@ -43,8 +43,6 @@ from napipatch.mails.hunks import parse_diff
 from napipatch.mails.series import Series
 from napipatch.report.findings import Finding
 from napipatch.report.model import Report
-from napipatch.store.history import history_of
-from napipatch.store.store import Store
 from napipatch.tree.applied import Applied
 
 
@@ -138,10 +136,6 @@ def run_checks(series: Series, config: Config, applied: Applied | None,
     every check there is, for the forecast's "not selected". The zygotes of
     ``checks`` are the caller's (``warm``), so they warm while it applies.
     """
-    if "history" not in series.extra:
-        # The previous version's record, read once here: the units share
-        # it and the cache key holds it (engine.cache.result_key).
-        series.extra["history"] = history_of(series, Store(config.store_root))
     units, outcomes = _run_all(series, config, checks, applied, use_cache, branch)
     report = Report(series=series, tree=str(applied.repo) if applied else None,
                     base=applied.base if applied else None,

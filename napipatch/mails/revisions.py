@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import email.utils
 import re
-import subprocess
 from datetime import UTC, datetime, timedelta
 from urllib.parse import unquote
 
@@ -64,16 +63,6 @@ def change_id(body: str) -> str | None:
     m = _CHANGE_ID.search(body)
     return m.group(1) if m else None
 
-
-def patch_id(diff: str) -> str | None:
-    """``git patch-id --stable`` of a diff: equal for the same change, even
-    moved to other lines or rebased. None for an empty diff."""
-    if not diff.strip():
-        return None
-    cp = subprocess.run(["git", "patch-id", "--stable"], input=diff.encode("utf-8", "replace"),
-                        capture_output=True, check=False)
-    out = cp.stdout.decode().split()
-    return out[0] if cp.returncode == 0 and out else None
 
 
 def person(value: str) -> str:

@@ -1,6 +1,7 @@
 """A series' history: the record of the version before the one checked.
 
-The engine offers it to the checks as ``ctx.history`` and hashes it into
+The front-ends that read the store put it in ``series.extra["history"]``
+(``attach``); the engine offers it to the checks as ``ctx.history`` and hashes it into
 every result's cache key (``engine.cache.result_key``), so a change to the
 previous version's record (a reply imported, Message-IDs recorded by
 ``send``) never returns a stale result.
@@ -27,15 +28,19 @@ a reason in words, never an exception.
 from __future__ import annotations
 
 from napipatch.errors import NapipatchError
-from napipatch.mails.revisions import (
-    change_id,
-    iso,
-    parse_date,
-    patch_id,
-    review_trailers,
-)
+from napipatch.mails.revisions import change_id, iso, parse_date, review_trailers
 from napipatch.mails.series import Series, valid_name
 from napipatch.store.store import LORE_LINK, Store
+from napipatch.tree.gitutil import patch_id
+
+
+def attach(series: Series, store: Store) -> Series:
+    """``series`` with its history in ``extra["history"]``, where the engine
+    finds it (``ctx.history``): the front-ends that read the store (check,
+    test, send, the send hook) call this before running the checks."""
+    if "history" not in series.extra:
+        series.extra["history"] = history_of(series, store)
+    return series
 
 
 def history_of(series: Series, store: Store) -> dict:
