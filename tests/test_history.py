@@ -9,7 +9,6 @@ replies (tests/fixtures/history/v1.mbox) with v2 postings made from it.
 
 import json
 import re
-import shutil
 import tomllib
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -176,8 +175,8 @@ def test_a_link_to_v1_counts_whatever_the_inbox(v1, tmp_path, url):
 def test_a_link_to_another_message_is_no_link_and_the_hint_is_the_stored_one(v1, tmp_path):
     mbox = v2(tmp_path, {"netdev/v1-cover@": "netdev/v1-1@"})
     got = check(v1, mbox, "version-link")
-    assert findings(got) == [("version-link", "warning", 0, "the changelog of the cover letter "
-                              "has no lore link to v1 <v1-cover@example.org>")]
+    assert findings(got) == [("version-link", "warning", 0, ("the changelog of the cover letter "
+                              "has no lore link to v1 <v1-cover@example.org>"))]
     assert got["findings"][0]["hint"] == "v1: https://lore.kernel.org/all/v1-cover@example.org/"
 
 
@@ -187,15 +186,15 @@ def test_threaded_under_any_mail_of_v1s_thread(v1, tmp_path):
         "Message-ID: <v2-cover@example.org>\nIn-Reply-To: <v1-cover@example.org>\n"
         "References: <v1-cover@example.org>\n", 1)
     got = check(v1, v2(tmp_path, text=text), "new-thread")
-    assert findings(got) == [("new-thread", "warning", 0, "v2's cover letter is threaded under "
-                              "v1: its In-Reply-To names <v1-cover@example.org>")]
+    assert findings(got) == [("new-thread", "warning", 0, ("v2's cover letter is threaded under "
+                              "v1: its In-Reply-To names <v1-cover@example.org>"))]
 
 
 def test_a_dropped_tag_is_named_with_who_gave_it_and_a_changed_patch_is_not(v1, tmp_path):
     mbox = v2(tmp_path, {JOE + "\n": ""})
     got = check(v1, mbox, "review-tags")
-    assert findings(got) == [("review-tags", "warning", 2, f"{JOE} given on v1 2/2 (a reply "
-                              "<r1@example.org>) is missing; the diff did not change")]
+    assert findings(got) == [("review-tags", "warning", 2, (f"{JOE} given on v1 2/2 (a reply "
+                              "<r1@example.org>) is missing; the diff did not change"))]
     # The same tag dropped from a patch whose diff changed is the reviewer's call.
     changed = v2(tmp_path, {" \tdev_kfree_skb(skb);": "-\tdev_kfree_skb(skb);\n+\tconsume_skb(skb);"},
                  name="changed.mbox", text=mbox.read_text())
@@ -205,22 +204,22 @@ def test_a_dropped_tag_is_named_with_who_gave_it_and_a_changed_patch_is_not(v1, 
 def test_reposting_too_soon_says_when_it_may_go(v1, tmp_path):
     mbox = v2(tmp_path, {"Tue, 03 Nov 2026 12:00:00": "Mon, 02 Nov 2026 20:00:00"})
     got = check(v1, mbox, "repost-wait")
-    assert findings(got) == [("repost-wait", "warning", 0, "v2 was posted 2026-11-02 20:00 UTC, "
+    assert findings(got) == [("repost-wait", "warning", 0, ("v2 was posted 2026-11-02 20:00 UTC, "
                               "10.0 hours after v1: v1 was posted 2026-11-02 10:00 UTC (Date: of "
-                              "its cover letter); it may go after 2026-11-03 10:00 UTC")]
+                              "its cover letter); it may go after 2026-11-03 10:00 UTC"))]
 
 
 def _dated_v1(cli, tmp_path, when: datetime) -> None:
     stamp = when.strftime("%a, %d %b %Y %H:%M:%S +0000")
     mbox = tmp_path / "v1-dated.mbox"
     mbox.write_text(re.sub(r"^Date: Mon, 02 Nov 2026 10:00:00 \+0000$", f"Date: {stamp}",
-                           V1.read_text(), flags=re.M))
+                           V1.read_text(), flags=re.MULTILINE))
     cli("series", "import", mbox, "--name", "dummy-cleanups", "--force", check=0)
 
 
 def _unsent(tmp_path) -> Path:
     """The control v2 as format-patch writes it before sending: no Message-ID."""
-    text = re.sub(r"^(Message-ID|In-Reply-To|References): .*\n", "", GOOD.read_text(), flags=re.M)
+    text = re.sub(r"^(Message-ID|In-Reply-To|References): .*\n", "", GOOD.read_text(), flags=re.MULTILINE)
     return v2(tmp_path, name="unsent.mbox", text=text)
 
 
@@ -229,9 +228,9 @@ def test_an_unsent_version_is_held_until_24_hours_after_the_last(cli, tmp_path):
     _dated_v1(cli, tmp_path, v1_at)
     got = check(cli, _unsent(tmp_path), "repost-wait")
     may_go = (v1_at + timedelta(hours=24)).strftime("%Y-%m-%d %H:%M UTC")
-    assert findings(got) == [("repost-wait", "warning", 0, "v2 is not sent yet and v1 was posted "
+    assert findings(got) == [("repost-wait", "warning", 0, ("v2 is not sent yet and v1 was posted "
                               f"{v1_at:%Y-%m-%d %H:%M} UTC (Date: of its cover letter): it may go "
-                              f"after {may_go}")]
+                              f"after {may_go}"))]
 
 
 def test_an_unsent_version_may_go_a_day_after_the_last(cli, tmp_path):
@@ -250,8 +249,8 @@ def test_without_a_previous_version_each_rule_says_it_cannot_tell(cli, tmp_path)
         ("version-link", "info", 0, f"the link to the previous version: unknown, {why}")]
     assert status(got)["new-thread"] == "pass"  # not a reply to anything: clean either way
     threaded = check(cli, FIX / "new-thread" / "bad.mbox", "new-thread")
-    assert findings(threaded) == [("new-thread", "info", 0, "threading: unknown, no earlier "
-                                   f"version of 'bad' in the store ({cli.store})")]
+    assert findings(threaded) == [("new-thread", "info", 0, ("threading: unknown, no earlier "
+                                   f"version of 'bad' in the store ({cli.store})"))]
 
 
 @pytest.mark.parametrize("date, why", [
@@ -270,8 +269,8 @@ def test_a_previous_version_with_a_broken_date_is_a_reason_not_a_crash(cli, tmp_
 def test_a_broken_date_on_the_checked_version_is_a_reason(v1, tmp_path):
     mbox = v2(tmp_path, {"Date: Tue, 03 Nov 2026 12:00:00 +0000": "Date: tomorrow"})
     got = check(v1, mbox, "repost-wait")
-    assert findings(got) == [("repost-wait", "info", 0, "the 24-hour rule: unknown, v2's cover "
-                              "letter has a Date: that is not a date ('tomorrow')")]
+    assert findings(got) == [("repost-wait", "info", 0, ("the 24-hour rule: unknown, v2's cover "
+                              "letter has a Date: that is not a date ('tomorrow')"))]
 
 
 # ------------------------------------------------------------------- cache
@@ -308,8 +307,8 @@ def test_v5_against_the_real_v4_every_rule_evaluated_and_true(cli):
     # no link to v3, and v3's patches are not in the store.
     v4 = check(cli, "tbp@v4")
     assert findings(v4) == [
-        ("review-tags", "info", 0, "review tags carried over: unknown, v3 is stored without its "
-                                   "patches (cover letter only)"),
-        ("version-link", "warning", 0, "the changelog of the cover letter has no lore link to v3 "
-                                       "<20250205001000.0-skhawaja@reconstructed.invalid>")]
+        ("review-tags", "info", 0, ("review tags carried over: unknown, v3 is stored without its "
+                                   "patches (cover letter only)")),
+        ("version-link", "warning", 0, ("the changelog of the cover letter has no lore link to v3 "
+                                       "<20250205001000.0-skhawaja@reconstructed.invalid>"))]
     assert status(v4)["repost-wait"] == "pass" and status(v4)["new-thread"] == "pass"
