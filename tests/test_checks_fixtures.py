@@ -18,6 +18,11 @@ distinct (command, mbox) runs once, with ``--only`` every job check whose
 fixture it is: the checks that share a good.mbox (the same bytes) share
 its run, and a completed job always reports what it did (the ``built
 virtio-net: ...`` info), which good.expected lists.
+
+A check that compares a series with its previous version (the netdev
+process checks: repost-wait, new-thread, version-link, review-tags) finds
+that version in a store: a ``store`` file in its fixture directory names
+it (tests/fixtures/history/, written by make_fixtures.py there).
 """
 
 import json
@@ -53,7 +58,12 @@ def _expected(path: Path) -> list[tuple[str, int, str]]:
 
 
 def _findings(cli, mbox: Path, check_id: str, *args) -> list[dict]:
-    cp = cli("check", mbox, "--only", check_id, "--format", "json", *args)
+    # A check that compares with the previous version (repost-wait ...)
+    # reads it from a store: its fixture directory's ``store`` file names one.
+    named = mbox.parent / "store"
+    env = {"NAPIPATCH_SERIES_DIR": str((mbox.parent / named.read_text().strip()).resolve())} \
+        if named.is_file() else None
+    cp = cli("check", mbox, "--only", check_id, "--format", "json", *args, env=env)
     assert cp.returncode in (0, 1), cp.stderr
     data = json.loads(cp.stdout)
     status = {c["id"]: c["status"] for c in data["checks"]}

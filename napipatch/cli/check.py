@@ -32,6 +32,7 @@ from napipatch.pipeline.run import run
 from napipatch.report.nipa import CONTEXTS
 from napipatch.report.render import render_b4_series, render_report
 from napipatch.send import b4series
+from napipatch.store.history import attach
 from napipatch.store.inputs import (
     current_series,
     from_stdin,
@@ -113,6 +114,7 @@ def _target(target: Optional[str], cfg: Config, tree: Optional[Path], base: Opti
     from it (``commit``: that patch's commit there)."""
     if target == "-":
         got = from_stdin(sys.stdin.buffer.read(), here)
+        attach(got.series, store(cfg))
         if not got.per_patch:
             return got.series, tree_of(cfg, tree), base, skip, None
         # One patch of a series (b4's per-patch check): the series checks
@@ -121,7 +123,7 @@ def _target(target: Optional[str], cfg: Config, tree: Optional[Path], base: Opti
             (skip or []) + b4series.series_ids(), got.commit
     if target is None:
         series, rbase = current_series(here)
-        return series, tree or here, base or rbase, skip, None
+        return attach(series, store(cfg)), tree or here, base or rbase, skip, None
     if tree is None and looks_like_revisions(target, here):
         tree = here
     tree = tree_of(cfg, tree)

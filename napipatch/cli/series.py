@@ -29,8 +29,11 @@ def series_import(
 ):
     """Import a posted series into series/NAME/vN."""
     cfg = load_config()
+    skipped: list[str] = []
     s = import_series(store(cfg), source, name, cfg.lore_url, version=version,
-                      cover_only=cover_only, force=force)
+                      cover_only=cover_only, force=force, skipped=skipped)
+    for why in skipped:
+        typer.echo(f"napipatch: warning: {printable(why)}", err=True)
     typer.echo(f"{cfg.store_root / s.name / f'v{s.version}'}: {s.title} "
                f"({len(s.patches)} patches{', cover letter' if s.cover else ''})")
 

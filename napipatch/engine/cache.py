@@ -6,7 +6,8 @@ imports: editing ``kernel/cparse.py`` must invalidate kdoc's results as
 surely as editing ``checks/kdoc.py``), the base commit, and the mails up to
 the patch checked, and the installed versions of the C parser (tree-sitter
 and its grammar, tree-sitter-c: a new grammar parses the same source into
-another tree, so other findings). Beside the findings an entry keeps the unit's *inputs*
+another tree, so other findings), and the series' history (the record of
+the previous version in the store: ``store.history``). Beside the findings an entry keeps the unit's *inputs*
 (what it read that the key does not fix: config values, revisions resolved
 in the tree; see ``engine.context``), and the engine uses the entry only
 while every input still reads the same.
@@ -93,7 +94,16 @@ def result_key(check_id: str, fingerprint: str, series: Series, upto: int, base:
                  + b"\0" + m.attestation.encode())
         # Who a mail goes to (cc-maintainers): its headers, a stored series' record.
         h.update(f"\0{m.to}\0{m.cc}\0{m.sender}\0".encode())
+        # When and where in a thread it was posted (repost-wait, new-thread).
+        h.update(f"\0{m.date}\0{m.msgid}\0{m.in_reply_to}\0{' '.join(m.references)}\0"
+                 .encode())
     h.update(repr(series.extra.get("recipients")).encode())
+    # When a stored version was sent, and whether its cover is format-patch's placeholder.
+    h.update(repr((series.extra.get("sent"), series.extra.get("synthetic-cover"))).encode())
+    # The previous version's record (ctx.history): a reply imported or a
+    # send recorded since gives another key, never a stale result.
+    h.update(b"\0history\0" + json.dumps(series.extra.get("history"), sort_keys=True,
+                                           default=str).encode())
     return h.hexdigest()
 
 

@@ -9,7 +9,10 @@ check's code, the mails, the base commit) is an *input*: a configuration
 value (``ctx.config.X``), a revision resolved in the tree
 (``ctx.tree.resolve``), the branch the caller named (``ctx.tree.branch``),
 a file of this machine outside the tree (``ctx.tree.host_file``: a tool's
-data, such as codespell's dictionary).
+data, such as codespell's dictionary), whether a time has passed
+(``ctx.passed(when)``: an unsent version may go 24 hours after the last).
+The series' history (``ctx.history``: the previous version's record in
+the store) is part of the key itself (``engine.cache``).
 The context notes each one with the value it gave (``Inputs``); the cache
 keeps them beside the findings and the engine reuses a result only when
 every input still has that value. Objects named by a full commit id never
@@ -19,6 +22,7 @@ change, so reading them (``subject``, ``count``, ``ls``) is not an input.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from functools import cached_property
 from pathlib import Path
 
@@ -83,6 +87,34 @@ def _stamp(path: Path) -> str | None:
     return f"{st.st_size}-{st.st_mtime_ns}"
 
 
+def current_clock(name: str) -> bool:
+    """Whether the time ``name`` (ISO UTC) has passed now."""
+    return datetime.now(UTC) >= datetime.fromisoformat(name)
+
+
+def _passed(inputs: Inputs | None, when: datetime) -> bool:
+    name = when.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    now = current_clock(name)
+    return inputs.note("clock", name, now) if inputs is not None else now
+
+
+class _History:
+    """``ctx.history``: the previous version's record (``store.history``)."""
+
+    series: Series
+
+    @property
+    def history(self) -> dict | None:
+        """The previous version's record in the store, or None (``history_why``)."""
+        return (self.series.extra.get("history") or {}).get("previous")
+
+    @property
+    def history_why(self) -> str:
+        """Why there is no previous version to compare with ("" when there is)."""
+        return (self.series.extra.get("history") or {}).get(
+            "why", "no store was read for this series' earlier versions")
+
+
 def current_config(config: Config, name: str):
     """What a recorded config input reads now (``name`` an attribute or a key)."""
     if name.startswith("napipatch."):
@@ -136,6 +168,8 @@ class TreeView:
             return self.branch_name
         if kind == "config":
             return current_config(self.config, name)
+        if kind == "clock":
+            return current_clock(name)
         return ("unknown input", kind, name)   # never equal: a miss
 
     # -- fixed by a full commit id: not inputs
@@ -193,7 +227,7 @@ class TreeView:
 
 
 @dataclass
-class PatchContext:
+class PatchContext(_History):
     """One patch of the series, with its pre- and post-patch commits."""
 
     series: Series
@@ -203,6 +237,12 @@ class PatchContext:
     tree: TreeView | None = None
 
     check_id: str = ""      # set in the unit's process: the check it runs
+    inputs: Inputs | None = None  # set in the unit's process: what it read
+
+    def passed(self, when: datetime) -> bool:
+        """Whether ``when`` has passed (an input: the cached answer holds
+        only while it still has, or still has not)."""
+        return _passed(self.inputs, when)
 
     @property
     def total(self) -> int:
@@ -245,7 +285,7 @@ class PatchContext:
 
 
 @dataclass
-class SeriesContext:
+class SeriesContext(_History):
     """The whole series: every patch context, and the tip when all applied."""
 
     series: Series
@@ -254,6 +294,11 @@ class SeriesContext:
     tree: TreeView | None = None
 
     check_id: str = ""
+    inputs: Inputs | None = None
+
+    def passed(self, when: datetime) -> bool:
+        """Whether ``when`` has passed (an input, as for PatchContext)."""
+        return _passed(self.inputs, when)
 
     @property
     def base(self) -> str | None:

@@ -12,7 +12,13 @@ from dataclasses import dataclass
 
 from napipatch.config import Config
 from napipatch.engine.cache import ResultCache, result_key
-from napipatch.engine.context import PatchContext, SeriesContext, TreeView, current_config
+from napipatch.engine.context import (
+    PatchContext,
+    SeriesContext,
+    TreeView,
+    current_clock,
+    current_config,
+)
 from napipatch.engine.outcomes import Outcome
 from napipatch.engine.registry import CheckInfo
 from napipatch.mails.mail import PatchMail
@@ -113,7 +119,8 @@ def _still_valid(inputs: list[list], view: TreeView | None, config: Config) -> b
     """Every input a cached result was made from still reads the same."""
     for kind, name, value in inputs:
         now = view.current(kind, name) if view is not None else \
-            current_config(config, name) if kind == "config" else ("no tree", kind)
+            current_config(config, name) if kind == "config" else \
+            current_clock(name) if kind == "clock" else ("no tree", kind)
         if now != value:
             return False
     return True

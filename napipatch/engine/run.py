@@ -85,6 +85,7 @@ def _record_inputs(ctx: PatchContext | SeriesContext, inputs: Inputs) -> None:
     from the config or resolves in the tree is noted in ``inputs``."""
     for c in [ctx] + (ctx.patches if isinstance(ctx, SeriesContext) else []):
         c.config = ConfigView(c.config, inputs)
+        c.inputs = inputs
     if ctx.tree is not None:
         ctx.tree.inputs = inputs
 

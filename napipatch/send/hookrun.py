@@ -49,6 +49,8 @@ from napipatch.mails import mail as mailmod
 from napipatch.mails.mail import PatchMail
 from napipatch.mails.series import Series, assemble, name_from
 from napipatch.pipeline.run import run
+from napipatch.store.history import attach
+from napipatch.store.store import Store
 from napipatch.report.forecast import forecast, summary
 from napipatch.report.model import Report
 from napipatch.report.render import render_report
@@ -293,7 +295,8 @@ def _check_series(seen: list[PatchMail], repo: Path | None, cfg: Config, ids: li
     tree at the series' base (the patches' results come from the cache);
     the series' own findings, the forecast once, or one line when clean."""
     try:
-        series = assemble(seen, "the messages of this send", name=_series_name(seen))
+        series = attach(assemble(seen, "the messages of this send", name=_series_name(seen)),
+                        Store(cfg.store_root))
     except NapipatchError as exc:
         err(f"napipatch: note: sendemail-validate: series checks skipped: {exc.reason}")
         return 0

@@ -30,6 +30,7 @@ from napipatch.mails import mbox
 from napipatch.mails.addresses import addresses, one_line
 from napipatch.pipeline.run import run
 from napipatch.report.model import Report
+from napipatch.store.history import attach
 from napipatch.store.store import LORE_LINK, Store
 from napipatch.tree import gitutil
 
@@ -80,7 +81,7 @@ def send_series(store: Store, spec: str, cfg: Config, repo: Path | None = None,
                 to: list[str] | None = None, cc: list[str] | None = None,
                 dry_run: bool = False, force: bool = False, only: list[str] | None = None,
                 skip: list[str] | None = None) -> Outcome:
-    series = store.load(spec)
+    series = attach(store.load(spec), store)
     if series.extra.get("cover-only") or not series.patches:
         raise NapipatchError(spec, "only a cover letter is stored: nothing to send")
     vkey = f"v{series.version}"

@@ -16,7 +16,7 @@ import email.policy
 import logging
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from napipatch.errors import NapipatchError
@@ -112,11 +112,15 @@ def fetch_thread(source: str, lore_url: str) -> tuple[str, list[bytes]]:
 
 @dataclass
 class Collected:
-    """What b4 finds in a thread for one version: trailers from replies."""
+    """What b4 finds in a thread for one version: trailers from replies,
+    and (``given``) who gave each: the From: and Message-ID of the reply
+    it was written in. Patch 0 is the cover letter (a trailer given on it
+    is given on every patch)."""
 
     revision: int
     base_commit: str | None
     trailers: dict[int, list[str]]  # patch number -> ["Reviewed-by: ...", ...]
+    given: list[dict] = field(default_factory=list)
 
 
 def collect(raw_messages: list[bytes], revision: int) -> Collected:
@@ -127,6 +131,7 @@ def collect(raw_messages: list[bytes], revision: int) -> Collected:
         lmbx.add_message(email.message_from_bytes(raw, policy=_POLICY))
     lser = lmbx.get_series(revision, codereview_trailers=False)
     trailers: dict[int, list[str]] = {}
+    given: list[dict] = []
     if lser is None:
         return Collected(revision, None, trailers)
     for i, lmsg in enumerate(lser.patches):
@@ -134,10 +139,24 @@ def collect(raw_messages: list[bytes], revision: int) -> Collected:
             continue
         got = []
         for t in lmsg.followup_trailers:
-            got.append(t.as_string() if hasattr(t, "as_string") else f"{t[0]}: {t[1]}")
+            text = t.as_string() if hasattr(t, "as_string") else f"{t[0]}: {t[1]}"
+            got.append(text)
+            given.append(_given(i, text, getattr(t, "lmsg", None)))
         if got:
             trailers[i] = got
-    return Collected(revision, lser.base_commit, trailers)
+    return Collected(revision, lser.base_commit, trailers, given)
+
+
+def _given(patch: int, trailer: str, reply) -> dict:
+    """One trailer and who gave it: the reply's sender and Message-ID (b4
+    keeps the message a trailer was read from)."""
+    out = {"patch": patch, "trailer": trailer}
+    if reply is not None:
+        name, addr = getattr(reply, "fromname", ""), getattr(reply, "fromemail", "")
+        out["by"] = f"{name} <{addr}>" if name else addr
+        if getattr(reply, "msgid", ""):
+            out["message-id"] = reply.msgid
+    return out
 
 
 @contextlib.contextmanager

@@ -18,32 +18,63 @@ from napipatch.mails.series import (
 from napipatch.store import b4api
 from napipatch.store.store import Store
 
+MAX_HEADER_SCAN = 64 << 10  # where a refused mail's Subject is looked for
 _MSGID = re.compile(r"^<?[^<>\s/@]+@[^<>\s/@]+>?$")
 
 
-def read_source(source: str, lore_url: str) -> tuple[list[mailmod.PatchMail], str]:
-    """The mails of SOURCE and a description of where they came from."""
+def read_source(source: str, lore_url: str,
+                skipped: list[str] | None = None) -> tuple[list[mailmod.PatchMail], str]:
+    """The mails of SOURCE and a description of where they came from.
+
+    A reply that cannot be read (a body not in the charset it claims, an
+    unknown charset) is left out, with the reason appended to ``skipped``:
+    one reviewer's mail client must not make the thread unimportable. A
+    patch or cover letter that cannot be read is an error."""
     p = Path(source)
     kind = mbox.input_kind(source)
+    skipped = [] if skipped is None else skipped
     if kind == "dir":
         return mbox.read_patch_dir(p), f"directory {source}"
     if kind == "file":
-        return mbox.read_mbox(p), f"mbox {p.name}"
+        parts = mailmod.split_mbox(mbox.read_regular(p), str(p))
+        if len(parts) > mbox.MAX_MESSAGES:
+            raise NapipatchError(p, f"too many messages ({len(parts)}; at most "
+                                    f"{mbox.MAX_MESSAGES})")
+        return _parse(parts, str(p), skipped), f"mbox {p.name}"
     if _MSGID.match(source) or b4api.archive_of(source):
         msgid = b4api.message_id(source) or source.strip("<>")
         where, raws = b4api.fetch_thread(source, lore_url)
-        mails = [mailmod.parse_message(r, f"<{msgid}> message {i + 1}")
-                 for i, r in enumerate(raws)]
-        return mails, f"lore {where} <{msgid}>"
+        return _parse([(b"", r) for r in raws], f"<{msgid}>", skipped), f"lore {where} <{msgid}>"
     raise NapipatchError(source, "no such file or directory, not a Message-ID nor a message URL")
+
+
+def _parse(parts: list[tuple[bytes, bytes]], origin: str,
+           skipped: list[str]) -> list[mailmod.PatchMail]:
+    mails = []
+    for i, (env, raw) in enumerate(parts):
+        try:
+            mails.append(mailmod.parse_message(raw, f"{origin} message {i + 1}", env))
+        except NapipatchError as exc:
+            if not _is_reply(raw):
+                raise
+            skipped.append(f"{exc.subject}: reply left out: {exc.reason}")
+    return mails
+
+
+def _is_reply(raw: bytes) -> bool:
+    """The Subject of a mail the parser refused starts with Re: (headers only)."""
+    m = re.search(rb"^Subject:[ \t]*(.*)$", raw[:MAX_HEADER_SCAN], re.MULTILINE | re.IGNORECASE)
+    return bool(m and re.match(rb"(?i)re\s*:", m.group(1).strip()))
 
 
 def import_series(store: Store, source: str, name: str | None, lore_url: str,
                   version: int | None = None, cover_only: bool = False,
-                  force: bool = False) -> Series:
+                  force: bool = False, skipped: list[str] | None = None) -> Series:
+    """Import SOURCE as NAME/vN; replies that cannot be read are left out,
+    each with its reason in ``skipped``."""
     if name is not None:
         check_name(name)
-    mails, origin = read_source(source, lore_url)
+    mails, origin = read_source(source, lore_url, skipped)
     if cover_only:
         covers = [m for m in mails if m.subject.is_patch and not m.subject.is_reply
                   and m.subject.has_counter and m.subject.index == 0
@@ -59,13 +90,17 @@ def import_series(store: Store, source: str, name: str | None, lore_url: str,
     else:
         series = assemble(mails, source, name=name, version=version)
     check_name(series.name)
-    trailers = {}
+    trailers, given = {}, []
     replies = [m for m in mails if m.subject.is_reply]
     if not cover_only and replies:
         # b4 collects Reviewed-by/Acked-by/Tested-by given as replies; it
         # needs Message-IDs to thread them, which format-patch files lack.
-        trailers = b4api.collect([m.raw for m in mails if m.msgid], series.version).trailers
+        got = b4api.collect([m.raw for m in mails if m.msgid], series.version)
+        trailers, given = got.trailers, got.given
+    # Every mail of the thread, replies too: a later version posted as a
+    # reply to any of them is threaded under this one.
+    thread = [m.msgid for m in mails if m.msgid] if replies else []
     store.add_version(series, trailers=trailers, source=origin, force=force,
-                      cover_only=cover_only)
+                      cover_only=cover_only, given=given, thread=thread)
     return series
 

@@ -19,6 +19,7 @@ from napipatch.mails import mail as mailmod
 from napipatch.mails import mbox
 from napipatch.mails.series import Series, assemble, valid_name
 from napipatch.store import b4api
+from napipatch.store.history import attach
 from napipatch.store.store import Store
 from napipatch.tree import commits, gitutil
 
@@ -26,6 +27,11 @@ RANGE_LIMIT = 1000  # a range this long is a mistake (v6.12..HEAD of the wrong t
 
 
 def resolve(target: str, store: Store, tree: Path | None) -> Series:
+    """The series TARGET names, with its history from ``store`` (``store.history``)."""
+    return attach(_resolve(target, store, tree), store)
+
+
+def _resolve(target: str, store: Store, tree: Path | None) -> Series:
     p = Path(target)
     kind = mbox.input_kind(target)
     # "series/NAME@vN" names the store even though no such path exists.

@@ -28,6 +28,7 @@ import tomli_w
 from napipatch import fileio
 from napipatch.errors import NapipatchError
 from napipatch.mails import mbox
+from napipatch.mails.revisions import change_id
 from napipatch.mails.series import (
     Series,
     assemble,
@@ -111,8 +112,14 @@ class Store:
 
     def add_version(self, series: Series, trailers: dict[int, list[str]] | None = None,
                     source: str = "", force: bool = False, cover_only: bool = False,
-                    exported_from: str | None = None, files: dict[str, str] | None = None) -> Path:
-        """Write ``series`` as ``NAME/vN`` and record it in series.toml."""
+                    exported_from: str | None = None, files: dict[str, str] | None = None,
+                    given: list[dict] | None = None, thread: list[str] | None = None) -> Path:
+        """Write ``series`` as ``NAME/vN`` and record it in series.toml.
+
+        ``given``: each review trailer from a reply with who gave it
+        (``b4api.Collected.given``); ``thread``: the Message-IDs of every
+        mail of the imported thread, replies included (what a later
+        version must not be threaded under)."""
         name = check_name(series.name)
         if files is None:
             files = {}
@@ -121,6 +128,10 @@ class Store:
             for i, p in enumerate(series.patches, 1):
                 files[f"{i:04d}-{mbox.slug(p.subject.title)}.patch"] = p.as_format_patch()
         info = self._info(series, trailers, source, cover_only, exported_from)
+        if given:
+            info["review"] = given
+        if thread:
+            info["thread-ids"] = thread
         vkey = f"v{series.version}"
         vdir = self.path(name) / vkey
         # Under the lock from the existence test to the record: two imports
@@ -155,6 +166,8 @@ class Store:
             info["message-ids"] = mids
         if series.base_commit:
             info["base-commit"] = series.base_commit
+        if series.cover and (cid := change_id(series.cover.body)):
+            info["change-id"] = cid
         cl = changelog_of(series.cover.body) if series.cover else ""
         if cl:
             info["changelog"] = cl

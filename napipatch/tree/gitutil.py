@@ -78,6 +78,18 @@ def git(repo: Path | str | None, *args: str, input: str | bytes | None = None,
     return cp
 
 
+def patch_id(diff: str) -> str | None:
+    """``git patch-id --stable`` of a diff: equal for the same change, even
+    moved to other lines or rebased (no repository needed). None for an
+    empty diff."""
+    if not diff.strip():
+        return None
+    cp = git(None, "patch-id", "--stable", input=diff.encode("utf-8", "replace"), text=False,
+             check=False)
+    got = cp.stdout.decode(errors="replace").split()
+    return got[0] if cp.returncode == 0 and got else None
+
+
 def out(repo, *args, **kw) -> str:
     return git(repo, *args, **kw).stdout.strip()
 

@@ -1,0 +1,153 @@
+"""A series' history: the record of the version before the one checked.
+
+The front-ends that read the store put it in ``series.extra["history"]``
+(``attach``); the engine offers it to the checks as ``ctx.history`` and hashes it into
+every result's cache key (``engine.cache.result_key``), so a change to the
+previous version's record (a reply imported, Message-IDs recorded by
+``send``) never returns a stale result.
+
+The previous version is the highest stored version below the one checked,
+of the series with the same name in the store, or else of the stored
+series whose cover letter carries the same b4 ``change-id:``. What it
+holds is plain data (it is hashed, and goes to the check's process):
+
+- ``version``, ``name``, ``found-by`` (``name`` or ``change-id``);
+- ``cover-message-id``, ``message-ids`` (its patches), ``thread-ids``
+  (every mail of its thread known: cover, patches, replies), ``lore``;
+- ``posted`` (ISO UTC) and ``posted-from`` (``sent`` in series.toml, else
+  the Date: of its cover letter or first patch), or ``date-problem``: why
+  its posting time is unknown, in words;
+- ``patches``: for each, ``n``, ``subject``, ``patch-id`` and ``trailers``
+  (``{"trailer", "by", "in"}``: each review trailer given on it, in the
+  patch itself or in a reply, and who gave it).
+
+No previous version: ``{"previous": None, "why": ...}``; a bad record is
+a reason in words, never an exception.
+"""
+
+from __future__ import annotations
+
+from napipatch.errors import NapipatchError
+from napipatch.mails.revisions import change_id, iso, parse_date, review_trailers
+from napipatch.mails.series import Series, valid_name
+from napipatch.store.store import LORE_LINK, Store
+from napipatch.tree.gitutil import patch_id
+
+
+def attach(series: Series, store: Store) -> Series:
+    """``series`` with its history in ``extra["history"]``, where the engine
+    finds it (``ctx.history``): the front-ends that read the store (check,
+    test, send, the send hook) call this before running the checks."""
+    if "history" not in series.extra:
+        series.extra["history"] = history_of(series, store)
+    return series
+
+
+def history_of(series: Series, store: Store) -> dict:
+    """``{"previous": RECORD or None, "why": reason when None}`` for ``series``."""
+    if series.version <= 1:
+        return {"previous": None, "why": f"v{series.version} is the first version"}
+    try:
+        found = _find(series, store)
+    except NapipatchError as exc:
+        return {"previous": None, "why": f"the store cannot be read: {exc}"}
+    if found is None:
+        return {"previous": None,
+                "why": f"no earlier version of {series.name!r} in the store ({store.root})"}
+    name, version, how = found
+    try:
+        return {"previous": _record(store, name, version, how), "why": ""}
+    except NapipatchError as exc:
+        return {"previous": None, "why": f"{name}@v{version} cannot be read: {exc}"}
+
+
+def _find(series: Series, store: Store) -> tuple[str, int, str] | None:
+    """(name, version, how) of the version before ``series`` in the store."""
+    if valid_name(series.name) and (store.path(series.name) / "series.toml").is_file():
+        earlier = [v for v in store.versions(series.name) if v < series.version]
+        if earlier:
+            return series.name, earlier[-1], "name"
+    cid = change_id(series.cover.body) if series.cover else None
+    if not cid:
+        return None
+    for name in store.names():
+        rec = store.record(name)
+        for key, info in rec.get("versions", {}).items():
+            v = int(key[1:])
+            if v < series.version and _change_id(store, name, v, info) == cid:
+                earlier = [x for x in store.versions(name) if x < series.version]
+                return name, earlier[-1], "change-id"
+    return None
+
+
+def _change_id(store: Store, name: str, version: int, info: dict) -> str | None:
+    if info.get("change-id"):
+        return info["change-id"]
+    cover = store.path(name) / f"v{version}" / "0000-cover-letter.patch"
+    try:
+        return change_id(cover.read_text(errors="replace"))
+    except OSError:
+        return None
+
+
+def _record(store: Store, name: str, version: int, how: str) -> dict:
+    s = store.load(f"{name}@v{version}")
+    info = s.extra
+    out = {"name": name, "version": version, "found-by": how,
+           "cover-message-id": info.get("cover-message-id") or "",
+           "message-ids": list(info.get("message-ids") or
+                               [p.msgid for p in s.patches if p.msgid]),
+           "lore": info.get("lore") or ""}
+    if not out["lore"] and (mid := out["cover-message-id"] or next(iter(out["message-ids"]), "")):
+        out["lore"] = LORE_LINK.format(msgid=mid)
+    ids = [out["cover-message-id"], *out["message-ids"], *info.get("thread-ids", [])]
+    out["thread-ids"] = sorted({i for i in ids if i})
+    out.update(_posted(s))
+    out["patches"] = _patches(s, info)
+    return out
+
+
+def _posted(s: Series) -> dict:
+    """When the version went out: ``sent`` (napipatch sent it) or the Date:
+    of its cover letter (or first patch)."""
+    if s.extra.get("sent"):
+        when, why = parse_date(str(s.extra["sent"]))
+        if when is not None:
+            return {"posted": iso(when), "posted-from": "sent in series.toml"}
+        return {"posted": None, "date-problem": f"v{s.version}'s sent time in series.toml is "
+                                                f"not a time ({str(s.extra['sent'])[:60]!r})"}
+    what = "cover letter" if s.cover else "first patch"
+    if not s.head.msgid and not s.extra.get("message-ids"):
+        return {"posted": None,
+                "date-problem": f"v{s.version} was never sent (no Message-ID in the store)"}
+    when, why = parse_date(s.head.date)
+    if when is None:
+        return {"posted": None, "date-problem": f"v{s.version}'s {what} {why}"}
+    return {"posted": iso(when), "posted-from": f"Date: of its {what}"}
+
+
+def _patches(s: Series, info: dict) -> list[dict]:
+    """Each patch's patch-id and the review trailers given on it: in the
+    patch, in a reply to it, or in a reply to the cover letter."""
+    given = info.get("review") or [
+        {"patch": int(k), "trailer": t} for k, ts in (info.get("trailers") or {}).items()
+        for t in ts]
+    out = []
+    for n, p in enumerate(s.patches, 1):
+        got = [{"trailer": t, "by": t.partition(":")[2].strip(), "in": "the patch"}
+               for t in review_trailers(p.trailers)]
+        for g in given:
+            if int(g.get("patch", -1)) in (0, n) and _is_review(g.get("trailer", "")):
+                where = "a reply to the cover letter" if int(g["patch"]) == 0 else "a reply"
+                if g.get("message-id"):
+                    where += f" <{g['message-id']}>"
+                got.append({"trailer": g["trailer"], "by": g.get("by", ""), "in": where})
+        out.append({"n": n, "subject": p.subject.title, "patch-id": patch_id(p.diff),
+                    "trailers": got})
+    return out
+
+
+def _is_review(trailer: str) -> bool:
+    return bool(review_trailers([(trailer.partition(":")[0].strip(),
+                                  trailer.partition(":")[2].strip(), 0)]))
+
