@@ -240,6 +240,8 @@ def sendemail_validate(path: Path, cfg: Config, only: list[str] | None = None,
     # apply says which patch did not apply; without it a tree check would
     # quietly skip a patch that did not apply.
     ids = patch_ids + [i for i in series_ids if i == "apply"]
+    if not seen and repo is not None:
+        _warm_cache(path, mails, repo, cfg, patch_ids + series_ids)
     rc = 0
     for m in mails:
         if not (_is_cover(m) or not patch_ids or m.subject.is_reply
@@ -272,11 +274,33 @@ def sendemail_validate(path: Path, cfg: Config, only: list[str] | None = None,
         state.discard()
 
 
+def _warm_cache(path: Path, mails: list[PatchMail], repo: Path, cfg: Config,
+                ids: list[str]) -> None:
+    """On a send's first message, when the whole series is beside it (git
+    format-patch's files), check it all at once, as ``napipatch check``
+    would, and print nothing: every message then finds its results in the
+    cache. One run uses both cores on every patch; a run per message would
+    start the tools once per message and use one."""
+    first = next((m for m in mails if m.subject.has_counter and not m.subject.is_reply), None)
+    if first is None or first.subject.index > 1:
+        return
+    whole = _beside(path, first, range(0, first.subject.total + 1))
+    if len(whole) < first.subject.total:
+        return
+    series = attach(assemble(whole, "the messages of this send", name=_series_name(whole)),
+                    Store(cfg.store_root))
+    base = sendtree.series_base(repo, series.mails)
+    if base is not None:
+        run(series, cfg, repo, base=base, only=ids)
+
+
 def _check_message(m: PatchMail, seen: list[PatchMail], repo: Path | None, cfg: Config,
                    ids: list[str], state: RunState, source: str, err) -> int:
     """One message's patch checks, in the repository when it can be applied
     there; only its own findings are printed (FILE:LINE lines)."""
     w = sendtree.where(repo, seen, m, source)
+    # Keyed as the series run is (its history too), so they share results.
+    attach(w.series, Store(cfg.store_root))
     if w.tree is None:
         state.note_once("diff-only", f"napipatch: note: sendemail-validate: diff-only checks: "
                         f"{w.why}", err)
@@ -336,6 +360,14 @@ def _later(path: Path, seen: list[PatchMail]) -> list[PatchMail]:
     if last is None or last.subject.index >= last.subject.total:
         return []
     want = range(last.subject.index + 1, last.subject.total + 1)
+    found = _beside(path, last, want)
+    return found if len(found) == len(want) else []
+
+
+def _beside(path: Path, like: PatchMail, want: range) -> list[PatchMail]:
+    """The messages of ``like``'s series (its version and count) numbered
+    ``want`` among the git format-patch files in ``path``'s directory, in
+    order; those missing are left out."""
     found: dict[int, PatchMail] = {}
     for f in sorted(path.parent.glob("*.patch")):
         try:
@@ -346,9 +378,9 @@ def _later(path: Path, seen: list[PatchMail]) -> list[PatchMail]:
         for m in got:
             s = m.subject
             if s.has_counter and not s.is_reply and s.index in want and \
-                    (s.version, s.total) == (last.subject.version, last.subject.total):
+                    (s.version, s.total) == (like.subject.version, like.subject.total):
                 found.setdefault(s.index, m)
-    return [found[i] for i in want] if len(found) == len(want) else []
+    return [found[i] for i in want if i in found]
 
 
 def _series_name(mails: list[PatchMail]) -> str:
