@@ -79,6 +79,11 @@ class Declaration:
             declares ``nipa=()``; the engine gives its findings
             ``Finding.nipa == {}`` (NIPA has no such rule), and the reports
             and the bot's reply show them apart, headed by the group.
+        history: the check reads ``ctx.history`` (the previous version's
+            record), which then joins its cache key. Only such checks are
+            keyed by it: a series checked as a directory and through the
+            send hook has another name, so another "why" in its history,
+            and must still share the other checks' results.
     """
 
     id: str
@@ -94,6 +99,7 @@ class Declaration:
     zygote: bool = False
     job: str = ""
     group: str = ""
+    history: bool = False
 
     @property
     def is_job(self) -> bool:
@@ -104,10 +110,11 @@ def check(*, id: str, summary: str, scope: str, needs: str, version: int = 1,
           needs_applied: bool = True, nipa: tuple[str, ...] = (),
           nipa_needs_tree: bool = False, files: tuple[str, ...] = (),
           preload: tuple[str, ...] = (), zygote: bool = False, job: str = "",
-          group: str = ""):
+          group: str = "", history: bool = False):
     """Declare the decorated ``run`` as a check (validated at discovery)."""
     decl = Declaration(id, summary, scope, needs, version, needs_applied, tuple(nipa),
-                       nipa_needs_tree, tuple(files), tuple(preload), zygote, job, group)
+                       nipa_needs_tree, tuple(files), tuple(preload), zygote, job, group,
+                       history)
 
     def mark(fn: Callable):
         fn.declaration = decl

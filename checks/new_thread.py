@@ -34,7 +34,8 @@ from napipatch.mails.revisions import previous
        scope="series",
        needs="diff",
        nipa=(),
-       group="netdev process")
+       group="netdev process",
+       history=True)
 def run(ctx):
     s = ctx.series
     head = s.cover or s.patches[0]

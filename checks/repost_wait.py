@@ -43,7 +43,8 @@ from napipatch.mails.revisions import (
        scope="series",
        needs="diff",
        nipa=(),
-       group="netdev process")
+       group="netdev process",
+       history=True)
 def run(ctx):
     prev, info = previous(ctx, "the 24-hour rule")
     if prev is None:

@@ -38,7 +38,8 @@ from napipatch.tree.gitutil import patch_id
        scope="series",
        needs="diff",
        nipa=(),
-       group="netdev process")
+       group="netdev process",
+       history=True)
 def run(ctx):
     prev, info = previous(ctx, "review tags carried over")
     if prev is None:

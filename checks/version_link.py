@@ -35,7 +35,8 @@ from napipatch.mails.revisions import linked_msgids, previous
        scope="series",
        needs="diff",
        nipa=(),
-       group="netdev process")
+       group="netdev process",
+       history=True)
 def run(ctx):
     s = ctx.series
     if s.extra.get("synthetic-cover"):

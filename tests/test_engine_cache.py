@@ -143,3 +143,37 @@ def test_the_key_reads_the_installed_parser_versions():
     cachemod.parser_versions.cache_clear()
     assert cachemod.parser_versions() == (f"tree-sitter=={version('tree-sitter')} "
                                           f"tree-sitter-c=={version('tree-sitter-c')}")
+
+
+def test_only_the_checks_that_read_the_history_are_keyed_by_it(tmp_path, monkeypatch):
+    """A series checked as a format-patch directory and through the send
+    hook has another name, so another history ("no earlier version of NAME");
+    the checks that never read it must still share their results."""
+    _check, series, _cfg, _ctx, _rcache = _shout(tmp_path, monkeypatch)
+    checks = discover()
+    readers = {c.id for c in checks.values() if c.history}
+    assert readers == {"repost-wait", "new-thread", "version-link", "review-tags"}
+
+    def key(check_id: str, why: str) -> str:
+        series.extra["history"] = {"previous": None, "why": why}
+        c = checks[check_id]
+        return cachemod.result_key(c.id, c.fingerprint, series, 1, None, "s", history=c.history)
+
+    assert key("subject", "no earlier version of 'outgoing'") == \
+        key("subject", "no earlier version of 'net-add-x'")
+    assert key("version-link", "no earlier version of 'outgoing'") != \
+        key("version-link", "no earlier version of 'net-add-x'")
+
+
+def test_a_check_reading_the_history_undeclared_is_refused(monkeypatch):
+    import inspect
+    import types
+
+    from napipatch.checks import Declaration
+    from napipatch.engine.registry import problems
+    mod = types.ModuleType("fake")
+    decl = Declaration("fake", "a fake", "series", "diff")
+    monkeypatch.setattr(inspect, "getsource", lambda m: "def run(ctx):\n    return ctx.history\n")
+    assert any("reads ctx.history without history=True" in p for p in problems(decl, "", mod))
+    declared = Declaration("fake", "a fake", "series", "diff", history=True)
+    assert not any("ctx.history" in p for p in problems(declared, "", mod))

@@ -84,7 +84,7 @@ def parser_versions() -> str:
 
 
 def result_key(check_id: str, fingerprint: str, series: Series, upto: int, base: str | None,
-               extra: str) -> str:
+               extra: str, history: bool = False) -> str:
     h = hashlib.sha256()
     h.update(f"{check_id}\0{fingerprint}\0{parser_versions()}\0{base or 'notree'}\0{upto}"
              f"\0{extra}\0".encode())
@@ -100,10 +100,12 @@ def result_key(check_id: str, fingerprint: str, series: Series, upto: int, base:
     h.update(repr(series.extra.get("recipients")).encode())
     # When a stored version was sent, and whether its cover is format-patch's placeholder.
     h.update(repr((series.extra.get("sent"), series.extra.get("synthetic-cover"))).encode())
-    # The previous version's record (ctx.history): a reply imported or a
-    # send recorded since gives another key, never a stale result.
-    h.update(b"\0history\0" + json.dumps(series.extra.get("history"), sort_keys=True,
-                                           default=str).encode())
+    # The previous version's record (ctx.history), for the checks that read
+    # it: a reply imported or a send recorded since gives another key, never
+    # a stale result.
+    if history:
+        h.update(b"\0history\0" + json.dumps(series.extra.get("history"), sort_keys=True,
+                                               default=str).encode())
     return h.hexdigest()
 
 

@@ -68,7 +68,7 @@ def cache_key(unit: Unit, series: Series, view: TreeView | None) -> str:
     if view is not None and isinstance(ctx, PatchContext) and not ctx.applied:
         tkey = f"{tkey}-unapplied"
     return result_key(check.id, check.fingerprint, series, upto, tkey,
-                      f"{upto}p" if check.scope == "patch" else "s")
+                      f"{upto}p" if check.scope == "patch" else "s", history=check.history)
 
 
 def _unapplied(unit: Unit) -> bool:

@@ -25,6 +25,7 @@ never "clean" while a check is missing. Adding a check is adding one file.
 from __future__ import annotations
 
 import importlib
+import inspect
 import pkgutil
 import re
 from collections.abc import Callable
@@ -63,6 +64,7 @@ class CheckInfo:
     zygote: bool = False
     job: str = ""
     group: str = ""     # "" or "netdev process" (napipatch.report.groups.GROUPS)
+    history: bool = False  # reads ctx.history, which joins its cache key
 
     @property
     def is_job(self) -> bool:
@@ -103,6 +105,13 @@ class Registry:
     broken: list[Broken]
 
 
+def _source(module: ModuleType) -> str:
+    try:
+        return inspect.getsource(module)
+    except (OSError, TypeError):
+        return ""
+
+
 def problems(decl: Declaration, doc: str, module: ModuleType | None = None) -> list[str]:
     """What is wrong with one declaration and its module's docstring."""
     out = []
@@ -135,6 +144,9 @@ def problems(decl: Declaration, doc: str, module: ModuleType | None = None) -> l
                    f"{', '.join(repr(g) for g in GROUPS)}")
     elif decl.group and decl.nipa:
         out.append(f"group {decl.group!r} is napipatch's own rules, no NIPA test: nipa=()")
+    if module is not None and not decl.history and "ctx.history" in _source(module):
+        out.append("reads ctx.history without history=True: its cached results would not "
+                   "follow the previous version's record")
     if decl.zygote and not all(callable(getattr(module, f, None)) for f in ("warm", "serve")):
         out.append("zygote=True needs module functions warm() and serve(request)")
     missing = [s for s in SECTIONS if not re.search(rf"^{s}:\s*$", doc, re.MULTILINE)]
@@ -168,7 +180,7 @@ def _load_one(name: str) -> CheckInfo | Broken:
                      version=decl.version, module=m, needs_applied=decl.needs_applied,
                      nipa=decl.nipa, fn=fns[0], nipa_needs_tree=decl.nipa_needs_tree,
                      files=decl.files, preload=decl.preload, zygote=decl.zygote,
-                     job=decl.job, group=decl.group)
+                     job=decl.job, group=decl.group, history=decl.history)
 
 
 def load() -> Registry:
