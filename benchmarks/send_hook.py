@@ -2,7 +2,7 @@
 hook, cold and warm, against one ``napipatch check --tree`` of the same mails.
 
     .venv/bin/python benchmarks/send_hook.py [--tree ~/.cache/napipatch/linux-6.12]
-        [--series threaded-busy-poll@v5]
+        [--series threaded-busy-poll@v5] [-n 3]
 
 In a temporary clone of the prepared tree (``--shared``, no checkout: the
 hook and the checks work from git's objects), the series is committed on
@@ -77,6 +77,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--tree", type=Path, default=Path.home() / ".cache/napipatch/linux-6.12")
     ap.add_argument("--series", default="threaded-busy-poll@v5")
+    ap.add_argument("-n", type=int, default=3, help="repetitions, interleaved")
     args = ap.parse_args()
     name, version = args.series.split("@v")
     vdir = ROOT / "series" / name / f"v{version}"
@@ -104,24 +105,27 @@ def main() -> None:
         send = ["git", "send-email", "--dry-run", "--confirm=never", "--suppress-cc=all",
                 "--to=netdev@example.org", *files]
         check = [py, "-m", "napipatch", "check", "--tree", str(clone), str(out)]
-        rows = []
-        cold = Path(td) / "cache-cold"
-        rows.append(("check cold", *timed(check, clone, Path(td) / "cache-check")))
-        rows.append(("hook cold", *timed(send, clone, cold)))
-        rows.append(("hook warm (re-send)", *timed(send, clone, cold)))
-        after = Path(td) / "cache-after"
-        timed(check, clone, after)
-        rows.append(("hook after check", *timed(send, clone, after)))
+        rows: dict[str, list[tuple[float, int, int, str]]] = {}
+        for i in range(args.n):  # the rows interleaved, each with new caches
+            cold, after = Path(td) / f"cache-cold-{i}", Path(td) / f"cache-after-{i}"
+            rows.setdefault("check cold", []).append(timed(check, clone, Path(td) / f"c-{i}"))
+            rows.setdefault("hook cold", []).append(timed(send, clone, cold))
+            rows.setdefault("hook warm (re-send)", []).append(timed(send, clone, cold))
+            timed(check, clone, after)
+            rows.setdefault("hook after check", []).append(timed(send, clone, after))
         n = len(files)
-        print(f"| run | wall s | s per message ({n}) | exit | peak RSS MiB |")
+        print(f"| run (n={args.n}) | wall s, median (min-max) | s per message ({n}) | exit "
+              "| peak tree RSS MiB |")
         print("|---|---|---|---|---|")
-        for label, secs, rc, peak, _out in rows:
-            print(f"| {label} | {secs:.1f} | {secs / n:.2f} | {rc} | {peak / 1024:.0f} |")
-        for label, *_x, text in rows:
+        for label, got in rows.items():
+            walls = sorted(g[0] for g in got)
+            med = measure.median(walls)
+            print(f"| {label} | {med:.1f} ({walls[0]:.1f}-{walls[-1]:.1f}) | {med / n:.2f} | "
+                  f"{','.join(str(g[1]) for g in got)} | {max(g[2] for g in got) / 1024:.0f} |")
+        for label, got in rows.items():
             if label.startswith("hook"):
-                tail = [line for line in text.splitlines() if "napipatch" in line][-3:]
-                print(f"\n{label}:\n  " + "\n  ".join(tail))
-
+                tail = [line for line in got[-1][3].splitlines() if "napipatch" in line][-1:]
+                print(f"\n{label}: " + " / ".join(tail))
 
 if __name__ == "__main__":
     main()
