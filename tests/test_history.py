@@ -312,3 +312,20 @@ def test_v5_against_the_real_v4_every_rule_evaluated_and_true(cli):
         ("version-link", "warning", 0, ("the changelog of the cover letter has no lore link to v3 "
                                        "<20250205001000.0-skhawaja@reconstructed.invalid>"))]
     assert status(v4)["repost-wait"] == "pass" and status(v4)["new-thread"] == "pass"
+
+
+def test_send_holds_a_version_until_24_hours_after_the_last_unless_forced(cli, tmp_path):
+    v1_at = (datetime.now(UTC) - timedelta(hours=2)).replace(second=0, microsecond=0)
+    _dated_v1(cli, tmp_path, v1_at)
+    cli("series", "import", _unsent(tmp_path), "--name", "dummy-cleanups", check=0)
+    may_go = (v1_at + timedelta(hours=24)).strftime("%Y-%m-%d %H:%M UTC")
+    cp = cli("send", "dummy-cleanups@v2", "--only", "repost-wait", "--to", "netdev@example.org",
+             "--dry-run", check=2)
+    assert cp.stderr.endswith(f"it may go after {may_go} (--force sends anyway)\n"), cp.stderr
+    assert "napipatch: dummy-cleanups@v2: not sent: v2 is not sent yet" in cp.stderr
+    env = {"GIT_AUTHOR_NAME": "T", "GIT_AUTHOR_EMAIL": "t@example.org",
+           "GIT_COMMITTER_NAME": "T", "GIT_COMMITTER_EMAIL": "t@example.org"}
+    cp = cli("send", "dummy-cleanups@v2", "--only", "repost-wait", "--to", "netdev@example.org",
+             "--dry-run", "--force", env=env)
+    assert cp.returncode == 0, cp.stderr
+    assert "would send dummy-cleanups@v2" in cp.stdout

@@ -29,8 +29,9 @@ def send(
     cc: Optional[List[str]] = typer.Option(None, "--cc", help="Another Cc address (repeatable)."),
     tree: Optional[Path] = typer.Option(None, "--tree", help="Kernel tree: checks, get_maintainer.pl, tag (napipatch.tree)."),
     repo: Optional[Path] = REPO_ALIAS,
-    force: bool = typer.Option(False, "--force", help="Send even with error findings or "
-                               "checks that gave no result."),
+    force: bool = typer.Option(False, "--force", help="Send even with error findings, "
+                               "checks that gave no result, or within 24 hours of the "
+                               "previous version."),
     only: Optional[list[str]] = ONLY,
     skip: Optional[list[str]] = SKIP,
 ):
@@ -52,6 +53,9 @@ def send(
                f"{r.errors} error finding{'s' if r.errors != 1 else ''}")
         typer.echo(f"napipatch: {spec}: not sent: {why} (--force sends anyway)", err=True)
         raise typer.Exit(r.exit_code)
+    if o.held:
+        typer.echo(f"napipatch: {spec}: not sent: {o.held} (--force sends anyway)", err=True)
+        raise typer.Exit(2)
     if dry_run:
         typer.echo(o.output, nl=False)
     n = len(o.patch_ids) + (1 if o.cover_id else 0)

@@ -48,6 +48,7 @@ class Outcome:
     patch_ids: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     output: str = ""
+    held: str = ""  # why a clean series is not sent yet (netdev's 24 hours)
 
 
 def new_message_id(name: str, version: int, n: int, domain: str) -> str:
@@ -91,6 +92,12 @@ def send_series(store: Store, spec: str, cfg: Config, repo: Path | None = None,
     report = run(series, cfg, repo, only=only, skip=skip)
     outcome = Outcome(report=report)
     if not report.clean and not force:   # error findings, or not everything checked
+        return outcome
+    # netdev's 24 hours between postings: the list's bot would answer with
+    # a form letter, so the version waits unless --force.
+    soon = [f for f in report.findings if f.check == "repost-wait" and f.severity == "warning"]
+    if soon and not force:
+        outcome.held = soon[0].message
         return outcome
     rec = store.record(series.name)
     to_l = addresses(to, "--to") + addresses(rec.get("to"), f"{series.name}/series.toml to")
