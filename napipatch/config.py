@@ -92,6 +92,10 @@ class Config:
         "napipatch.signed-keyring", "patatt",
         "the keys the signed check trusts: patatt (patatt's keyrings only) or gnupg (also a "
         "read-only copy of your GnuPG public keys); gpg runs in a home of napipatch's own")
+    net_next: str = _key(
+        "napipatch.net-next", "",
+        "open or closed, as the list's last 'net-next is OPEN/CLOSED' announcement said "
+        "(the net-next-closed check; empty: not known here)")
     # Every napipatch.* value as git gave it (per-target keys such as
     # napipatch.idpf.host live only here), and where each one came from.
     raw: dict = field(default_factory=dict)

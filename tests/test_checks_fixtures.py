@@ -22,7 +22,9 @@ virtio-net: ...`` info), which good.expected lists.
 A check that compares a series with its previous version (the netdev
 process checks: repost-wait, new-thread, version-link, review-tags) finds
 that version in a store: a ``store`` file in its fixture directory names
-it (tests/fixtures/history/, written by make_fixtures.py there).
+it (tests/fixtures/history/, written by make_fixtures.py there). A check
+that reads a setting (net-next-closed) finds it in a ``gitconfig`` file
+there, used as the user's git config.
 """
 
 import json
@@ -62,8 +64,12 @@ def _findings(cli, mbox: Path, check_id: str, *args) -> list[dict]:
     # reads it from a store: its fixture directory's ``store`` file names one.
     named = mbox.parent / "store"
     env = {"NAPIPATCH_SERIES_DIR": str((mbox.parent / named.read_text().strip()).resolve())} \
-        if named.is_file() else None
-    cp = cli("check", mbox, "--only", check_id, "--format", "json", *args, env=env)
+        if named.is_file() else {}
+    # A check that reads a napipatch.* setting (net-next-closed): the
+    # fixture directory's ``gitconfig`` is the user's git config.
+    if (mbox.parent / "gitconfig").is_file():
+        env["GIT_CONFIG_GLOBAL"] = str((mbox.parent / "gitconfig").resolve())
+    cp = cli("check", mbox, "--only", check_id, "--format", "json", *args, env=env or None)
     assert cp.returncode in (0, 1), cp.stderr
     data = json.loads(cp.stdout)
     status = {c["id"]: c["status"] for c in data["checks"]}

@@ -329,3 +329,20 @@ def test_send_holds_a_version_until_24_hours_after_the_last_unless_forced(cli, t
              "--dry-run", "--force", env=env)
     assert cp.returncode == 0, cp.stderr
     assert "would send dummy-cleanups@v2" in cp.stdout
+
+
+def test_net_next_closed_is_said_from_the_setting_and_unknown_without_it(cli, tmp_path):
+    bad = FIX / "net-next-closed" / "bad.mbox"
+    cfg = tmp_path / "gitconfig"
+
+    def said(state: str | None) -> list[tuple[str, str, int, str]]:
+        cfg.write_text(f"[napipatch]\n\tnet-next = {state}\n" if state else "")
+        return findings(check(cli, bad, "net-next-closed", env={"GIT_CONFIG_GLOBAL": str(cfg)}))
+
+    assert said("closed") == [("net-next-closed", "warning", 0, "net-next is closed (git config "
+                               "napipatch.net-next): the list takes no new net-next content "
+                               "until it reopens")]
+    assert said("open") == []
+    assert said(None) == [("net-next-closed", "info", 0, "net-next open or closed: not known "
+                           "here (git config napipatch.net-next open|closed, as the list's last "
+                           "announcement says)")]
