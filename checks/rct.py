@@ -243,30 +243,41 @@ def verdict(group: list[Decl]) -> tuple[Decl, list[Decl]] | None:
     return min(sticks or moved, key=lambda d: d.line), rest
 
 
-def _segments(ctx, pf) -> tuple[list[list[tuple[int, str, bool]]], bool]:
-    """The post-image as (number, text, added) runs, and whether it is the
+def _segments(ctx, pf) -> tuple[list[list[tuple[int, str, bool]]], bool, list[bool]]:
+    """The post-image as (number, text, added) runs, whether it is the
     whole file (with a tree the patch applied to), else each hunk's context
-    and added lines."""
+    and added lines, and for each whether it opens inside a function."""
     added = {ln.target_line_no for h in pf for ln in h if ln.is_added}
     text = ctx.post_text(pf.path) if ctx.tree is not None and ctx.applied else None
     if text is not None:
-        return [[(n, t, n in added) for n, t in enumerate(text.split("\n"), 1)]], True
+        return [[(n, t, n in added) for n, t in enumerate(text.split("\n"), 1)]], True, [False]
+    # A hunk that starts inside a body continues a function only where git's
+    # hunk header (the enclosing definition) is a function's signature: one
+    # inside a struct, union or initializer lists members, not locals.
     return [[(ln.target_line_no, ln.value.rstrip("\n"), ln.is_added) for ln in h
-             if not ln.is_removed] for h in pf], False
+             if not ln.is_removed] for h in pf], False, \
+        [_in_function(h.section_header) for h in pf]
 
 
-def starts(segment: list[tuple[int, str, bool]], whole: bool) -> list[int]:
+def _in_function(header: str) -> bool:
+    h = header.strip()
+    return "(" in h and "=" not in h and not h.endswith("{")
+
+
+def starts(segment: list[tuple[int, str, bool]], whole: bool,
+           in_function: bool = True) -> list[int]:
     """Where declaration blocks begin: after each ``{`` alone on its line;
-    in a hunk, also its first line when that is a declaration."""
+    in a hunk that opens inside a function, also its first line when that
+    is a declaration."""
     out = [k + 1 for k, (_n, t, _a) in enumerate(segment) if t.rstrip() == "{"]
-    if not whole and segment and _is_decl(segment[0][1]) and 0 not in out:
+    if not whole and in_function and segment and _is_decl(segment[0][1]) and 0 not in out:
         out.insert(0, 0)
     return out
 
 
-def findings_of(segment: list[tuple[int, str, bool]], whole: bool):
+def findings_of(segment: list[tuple[int, str, bool]], whole: bool, in_function: bool = True):
     """(declaration, order) for each group out of order in ``segment``."""
-    for s in starts(segment, whole):
+    for s in starts(segment, whole, in_function):
         for group in groups(segment, s):
             got = verdict(group)
             if got:
@@ -285,8 +296,9 @@ def run(ctx):
         if pf.is_removed_file or not pf.path.endswith(".c") or \
                 not pf.path.startswith(_DIRS):
             continue
-        segs, whole = _segments(ctx, pf)
-        for decl, order in (x for seg in segs for x in findings_of(seg, whole)):
+        segs, whole, inside = _segments(ctx, pf)
+        for decl, order in (x for seg, fn in zip(segs, inside)
+                            for x in findings_of(seg, whole, fn)):
             yield ctx.finding(
                 "warning", f"local variables not in reverse xmas tree order: "
                 f"{decl.text.strip()}", file=pf.path, line=decl.line,

@@ -177,3 +177,20 @@ def test_the_report_lists_it_under_netdev_process_with_the_order(cli):
             "not in reverse xmas tree order: u32 flags = FOO_RING_ENABLE;\n"
             "    hint: order them longest first: struct foo_priv *priv = netdev_priv(dev); "
             "u32 flags = FOO_RING_ENABLE; struct foo_ring *ring; int err;\n") in out
+
+
+def test_a_hunk_inside_a_struct_lists_members_not_locals():
+    """Found on the 6.12 -> 7.2 networking diff: a hunk of struct
+    fib4_rule's members (git's hunk header names the struct) is no block
+    of local variables; the same lines under a function's header are."""
+    members = body("""\
+ 	u8			src_len;
++	dscp_t			dscp;
++	dscp_t			dscp_mask;
+ 	u8			dst_len;
+""")
+    assert list(check.findings_of(members, False, in_function=False)) == []
+    assert check._in_function("struct fib4_rule {") is False
+    assert check._in_function("static const struct nla_policy p[] = {") is False
+    assert check._in_function("static int fib4_rule_match(struct fib_rule *rule, struct flowi *fl,")
+    assert [d.line for d, _o in check.findings_of(members, False, in_function=True)] == [12]
