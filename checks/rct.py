@@ -47,7 +47,7 @@ Why a reviewer cares:
     net/ipv4, net/ipv6 + mptcp, fbnic, bnxt and idpf (benchmarks/
     large_diff.py --upstream; 82,379 changed lines; 2026-12-03, commit
     788c5ce): 26 findings, all read: 2 false (two bool lines one
-    character apart; a multi-line DEFINE_RAW_FLEX() misread), 3 real breaks
+    character apart; a multi-line DEFINE_RAW_FLEX() misread), 2 real breaks
     made by a tree-wide rename (timer_container_of()) that no maintainer
     would ask the rename to fix, 22 real breaks in new or changed code.
     Goal: under 20 false findings per 60k lines.
