@@ -3,8 +3,9 @@
 What it catches:
     A series whose subject tag is ``net-next``, not an RFC, while net-next
     is closed: ``git config napipatch.net-next closed``, set from the
-    list's own announcement. With ``open`` nothing is said; unset, an info
-    says the state is not known here.
+    list's own announcement. With ``open``, or unset, nothing is said:
+    most of the year net-next is open, and an info on every series would
+    be noise (``napipatch config`` shows the key and its value).
 
     netdev's rule (Documentation/process/maintainer-netdev.rst, "git
     trees and patch flow"): for about two weeks after each release (the
@@ -50,7 +51,3 @@ def run(ctx):
                           "the list takes no new net-next content until it reopens",
                           hint="wait for the list's 'net-next is OPEN' announcement, or post "
                                "it as [RFC PATCH net-next] meanwhile")
-    elif state != "open":
-        yield ctx.finding("info", "net-next open or closed: not known here (git config "
-                          "napipatch.net-next open|closed, as the list's last announcement "
-                          "says)")
