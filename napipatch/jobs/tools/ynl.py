@@ -27,12 +27,13 @@ from napipatch import procs
 from napipatch.errors import NapipatchError
 from napipatch.jobs.build.builder import build_root, tree_key
 from napipatch.jobs.executor import JobResult
-from napipatch.jobs.tools.lines import counted, new_lines, where
+from napipatch.jobs.tools.lines import Where, counted, new_lines, where
 from napipatch.jobs.warnings.attribute import Attributor
 from napipatch.jobs.warnings.configs import missing, missing_line
 from napipatch.jobs.warnings.job import could_not_run
 from napipatch.jobs.warnings.seriesresult import SeriesJob
 from napipatch.report.findings import Finding, Severity
+from napipatch.tree import gitutil
 from napipatch.tree.export import export_paths
 
 CHECK = "ynl-build"
@@ -118,11 +119,12 @@ class YnlJob(SeriesJob):
                                               self.jobs, progress)
         except NapipatchError as exc:
             return could_not_run(CHECK, KIND, f"{CHECK} could not run: {exc}", self.kind)
-        return result(base, at, last, touched, round(time.monotonic() - t0, 1))
+        return result(base, at, last, touched, round(time.monotonic() - t0, 1),
+                      _locator(self.repo, at.commit))
 
 
 def result(base: YnlBuild, at: YnlBuild, last: int, touched: list[str],
-           seconds: float) -> JobResult:
+           seconds: float, locate=lambda name: f"tools/net/ynl/{name}") -> JobResult:
     """Findings: each new warning/error line on the patch ``last``; NIPA's
     state (any line, or a failed build, fails the series) on each."""
     fails = (not at.ok) or bool(at.lines)
@@ -132,6 +134,8 @@ def result(base: YnlBuild, at: YnlBuild, last: int, touched: list[str],
     findings = []
     for ln in new:
         w = where(ln, "tools/net/ynl")
+        if w.file and w.file.count("/") == 3:   # make -C a subdirectory: a bare name
+            w = Where(locate(w.file.rsplit("/", 1)[1]), w.line)
         sev = Severity.ERROR if "error" in ln.lower() else Severity.WARNING
         findings.append(Finding(check=CHECK, severity=sev, patch=patch, file=w.file, line=w.line,
                                 message=f"make -C tools/net/ynl: {ln}", nipa=nipa,
@@ -163,6 +167,20 @@ def result(base: YnlBuild, at: YnlBuild, last: int, touched: list[str],
         f.severity is Severity.ERROR for f in findings) else "warn" if new else "pass"
     return JobResult(kind=KIND, target=KIND, status=status, findings=findings, seconds=seconds,
                      data={"patch": last, "base": base.to_json(), "at": at.to_json()})
+
+
+def _locator(repo: Path, commit: str):
+    """A bare file name of the build's stderr (make -C lib) as its path in
+    the tree; generated code (not in git) is tools/net/ynl/generated/'s."""
+    names = gitutil.out(repo, "ls-tree", "-r", "--name-only", commit, "--",
+                        "tools/net/ynl/").splitlines()
+
+    def locate(name: str) -> str:
+        hits = [p for p in names if p.rsplit("/", 1)[-1] == name]
+        if len(hits) == 1:
+            return hits[0]
+        return f"tools/net/ynl/generated/{name}" if "-user." in name else f"tools/net/ynl/{name}"
+    return locate
 
 
 def _few(paths: list[str]) -> str:
