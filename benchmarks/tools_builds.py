@@ -56,10 +56,10 @@ def run_check(series: str, tree: Path, d: Path) -> dict:
     states = {ctx: "".join(p["nipa"].get(ctx, {}).get("state", "-")[0]
                            for p in report.get("series", {}).get("patches", []))
               for ctx in ("ynl", "build_tools")}
-    return {"rc": r.returncode, "wall": round(r.wall, 1), "max_rss": measure.mib(r.max_rss),
+    return {"rc": r.rc, "wall": round(r.wall, 1), "max_rss": measure.mib(r.max_rss),
             "peak_tree": measure.mib(r.peak_tree), "load": f"{load0} -> {_load()}",
             "build": _du(d / "build"), "ccache": _du(d / "ccache"), "forecast": states,
-            "stderr": r.stderr[-300:] if r.returncode not in (0, 1) else ""}
+            "stderr": r.stderr[-300:] if r.rc not in (0, 1) else ""}
 
 
 def anchor(d: Path, base: str) -> dict:
