@@ -45,13 +45,16 @@ def test_ynl_is_known_once_ynl_build_ran(cli, kernel_tree, build_dir):
 
 @pytest.mark.build
 @pytest.mark.tree
-def test_build_tools_forecast_fails_on_a_new_warning_and_an_untracked_program(
+def test_build_tools_forecast_fails_on_a_new_warning_and_an_untracked_program_only(
         cli, kernel_tree, build_dir):
     cp = _report(cli, FIX / "build-tools" / "bad.mbox", kernel_tree, "build-tools", build_dir)
     assert cp.returncode == 1, cp.stderr
     report = json.loads(cp.stdout)
     assert _forecast(report, "build_tools") == ["fail", "fail"]
     assert "[build-tools]" in report["series"]["patches"][1]["nipa"]["build_tools"]["description"]
+    good = _report(cli, FIX / "build-tools" / "good.mbox", kernel_tree, "build-tools", build_dir)
+    assert good.returncode == 0, good.stderr
+    assert _forecast(json.loads(good.stdout), "build_tools") == ["success"]
 
 
 @pytest.mark.tree
