@@ -33,11 +33,18 @@ JOBS = {
     "warnings-clang": "clang LLVM=1 allmodconfig W=1 on the objects each patch can change",
     "cocci": "coccicheck on the touched files, base against tip",
     "htmldocs": "the kernel's Sphinx build of the touched documents, base against tip",
+    "ynl-tools": "make -C tools/net/ynl from a clean copy, at the last patch changing a "
+                 "netlink spec or a uapi header and at the base",
+    "build-tools": "the selftest targets a patch can change (make -C tools/testing/selftests), "
+                   "at its parent and at the patch",
 }
 PER_TARGET_JOBS = ("build", "boot", "remote")
 # `napipatch test warnings`: NIPA's three build tests, then coccinelle and the
-# docs build on the touched files.
-WARNING_JOBS = ("warnings-w1", "warnings-32bit", "warnings-clang", "cocci", "htmldocs")
+# docs build on the touched files, then NIPA's tools builds (ynl, build_tools).
+WARNING_JOBS = ("warnings-w1", "warnings-32bit", "warnings-clang", "cocci", "htmldocs",
+                "ynl-tools", "build-tools")
+
+
 @dataclass(frozen=True)
 class Declaration:
     """What ``@check(...)`` says about a check function.

@@ -33,6 +33,11 @@ $SUDO apt-get update -qq
 # - codespell: its dictionary, for checkpatch --codespell as the netdev CI
 #   runs it (Debian 12 ships it as codespell_lib/data/dictionary.txt, where
 #   the checkpatch check looks; no /usr/share/codespell/dictionary.txt).
+# The tools builds (ynl-build, build-tools): tools/net/ynl's generator imports
+# PyYAML and jsonschema; the net selftests need the libmnl, libcap and libnuma
+# headers (measured on 6.12: ncdevmem.c, epoll_busy_poll and
+# reuseport_bpf_numa.c); NIPA's whole selftests build (benchmarks/tools_builds.py
+# --anchor) also needs cap-ng.h (capabilities), popt.h (mqueue), fuse.h (memfd).
 # checkpatch.pl, get_maintainer.pl and kernel-doc use only core perl modules,
 # public-inbox has no Recommends, and qemu-system-x86 Depends on seabios and
 # ipxe-qemu (its Recommends: a GUI, qemu-utils, OVMF, are not used).
@@ -42,7 +47,9 @@ $SUDO apt-get install -y -q --no-install-recommends \
     make gcc libc6-dev flex bison bc libelf-dev libssl-dev cpio dwarves ccache kmod \
     qemu-system-x86 busybox-static udev python3-yaml public-inbox \
     redis-server openssh-server openssh-client iproute2 ethtool iputils-ping \
-    sparse clang lld llvm coccinelle ocaml-nox python3-sphinx gpg >/dev/null
+    sparse clang lld llvm coccinelle ocaml-nox python3-sphinx gpg \
+    python3-jsonschema libmnl-dev libcap-dev libnuma-dev libcap-ng-dev libpopt-dev \
+    libfuse-dev >/dev/null
 # The shipped series (v5's base-commit:) and the tests are made on the tree
 # `napipatch tree prepare` makes from 6.12.117's tarball; a newer point
 # release is another commit. Keep 117 while the archive has it.

@@ -112,7 +112,8 @@ def _ids(*ids: str) -> Callable[[CheckInfo], bool]:
 
 
 def _warning_jobs(c: CheckInfo) -> bool:
-    """The checks of `napipatch test warnings`: NIPA's build tests, cocci, htmldocs."""
+    """The checks of `napipatch test warnings`: NIPA's build tests, cocci, htmldocs,
+    NIPA's tools builds (ynl-build, build-tools)."""
     return c.job in WARNING_JOBS
 
 
@@ -170,7 +171,8 @@ def warnings_cmd(target: str = typer.Argument(..., help=TARGET_HELP), tree: Opti
     """New warnings per patch, as the netdev CI's build tests would see them: gcc
     W=1 + sparse, i386 and clang allmodconfig on the objects each patch can change
     (build-w1, sparse, build-32bit, build-clang), then coccinelle and the docs
-    build on the touched files (cocci, htmldocs); exit 1 on build errors."""
+    build on the touched files (cocci, htmldocs), then tools/net/ynl and the
+    selftests a patch can change (ynl-build, build-tools); exit 1 on build errors."""
     _drive(target, one_tree(tree, repo), base, fmt,
            lambda c: c.id == "apply" or _warning_jobs(c), JobPlan(jobs=jobs), only, skip)
 

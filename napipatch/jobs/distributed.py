@@ -4,7 +4,8 @@ A bot that builds every netdev series patch by patch outgrows one machine,
 and idpf needs hosts with real hardware. ``CeleryExecutor`` sends each job
 to the queue named after its target (``virtio-net``, ``idpf``), so idpf
 jobs reach only workers started with ``--queues idpf``; the build-warning
-jobs (``warnings``, ``cocci``, ``htmldocs``) go to the ``build`` queue; ``napipatch
+jobs (``warnings``, ``cocci``, ``htmldocs``) and the tools builds
+(``ynl-tools``, ``build-tools``) go to the ``build`` queue; ``napipatch
 worker`` runs them and hands back the same ``JobResult`` the local
 executor returns.
 
@@ -33,6 +34,8 @@ from napipatch.jobs.boot.remote import RemoteJob
 from napipatch.jobs.boot.job import BootJob
 from napipatch.jobs.build.job import BuildJob
 from napipatch.jobs.executor import JobResult, infra_result, is_infra
+from napipatch.jobs.tools.selftests import ToolsJob
+from napipatch.jobs.tools.ynl import YnlJob
 from napipatch.jobs.warnings.cocci import CocciJob
 from napipatch.jobs.warnings.docs import DocsJob
 from napipatch.jobs.warnings.job import WarningsJob
@@ -59,7 +62,9 @@ def _plain(value: Any) -> Any:
 def job_types() -> dict[str, type]:
     return {"build": BuildJob, "boot": BootJob, "remote": RemoteJob,
             # the build-warning jobs go to the "build" queue (their ``queue``)
-            "warnings": WarningsJob, "cocci": CocciJob, "htmldocs": DocsJob}
+            "warnings": WarningsJob, "cocci": CocciJob, "htmldocs": DocsJob,
+            # and the tools builds (NIPA's ynl and build_tools)
+            "ynl-tools": YnlJob, "build-tools": ToolsJob}
 
 
 def to_payload(job, patches: list[str] | None = None, base: str | None = None) -> dict:

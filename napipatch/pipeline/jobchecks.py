@@ -21,6 +21,8 @@ from napipatch.jobs.boot.remote import RemoteHost, RemoteJob, host_dict
 from napipatch.jobs.build.job import BuildJob
 from napipatch.jobs.distributed import CeleryExecutor, app_from_config
 from napipatch.jobs.executor import JobResult, LocalExecutor
+from napipatch.jobs.tools.selftests import ToolsJob
+from napipatch.jobs.tools.ynl import YnlJob
 from napipatch.jobs.warnings.cocci import CocciJob
 from napipatch.jobs.warnings.docs import DocsJob
 from napipatch.jobs.warnings.job import WarningsJob
@@ -31,9 +33,10 @@ from napipatch.report.model import INCOMPLETE, SKIPPED, CheckResult, Report, sta
 from napipatch.tree.applied import Applied
 
 # The order the jobs run in: every build first (the boots reuse their
-# objects), then NIPA's build tests, then the guests and the hosts.
+# objects), then NIPA's build tests and tools builds, then the guests and
+# the hosts.
 ORDER = ("build", "warnings-w1", "warnings-32bit", "warnings-clang", "cocci", "htmldocs",
-         "boot", "remote")
+         "ynl-tools", "build-tools", "boot", "remote")
 assert set(ORDER) == set(JOBS), "every job in napipatch.checks.JOBS has its place here"
 
 
@@ -72,7 +75,8 @@ def jobs_for(job: str, cfg, applied: Applied, plan: JobPlan) -> tuple[list, str]
     if job.startswith("warnings-"):
         return [WarningsJob(config=job.removeprefix("warnings-"), base=applied.base,
                             commits=commits, limit=cfg.warnings_objects, **common)], ""
-    kind = CocciJob if job == "cocci" else DocsJob
+    kind = {"cocci": CocciJob, "htmldocs": DocsJob, "ynl-tools": YnlJob,
+            "build-tools": ToolsJob}[job]
     return [kind(base=applied.base, commits=commits, **common)], ""
 
 

@@ -95,7 +95,10 @@ def _missing(results: list[CheckResult], hits: list[tuple[str, Finding]], ctx: C
             why.append(f"{who}{r.missing}")
         elif r.nipa_unknown:
             why.append(f"{who}not run: {r.nipa_unknown}")
-    why += [ctx.partial or f"{f.check}: {f.message}" for s, f in hits if s == "unknown"]
+    done = bool(ctx.partial_by) and any(r.id == ctx.partial_by and r.completed
+                                        for r in results)
+    why += [ctx.partial or f"{f.check}: {f.message}" for s, f in hits
+            if s == "unknown" and not (done and f.check != ctx.partial_by)]
     return "; ".join(dict.fromkeys(why))
 
 

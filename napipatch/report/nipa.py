@@ -89,6 +89,9 @@ class Context:
             posted only when the series does not apply).
         answered: what answers it where no registered check does ("" when a
             check answers or nothing does).
+        partial_by: the check that does what ``partial`` names: once it
+            completed, another check's "unknown" for that part no longer
+            holds (``ynl``'s regeneration check and ``ynl-build``).
     """
 
     name: str
@@ -99,6 +102,7 @@ class Context:
     skip: Callable[[Files], str] | None = None
     on_success: bool = True
     answered: str = ""
+    partial_by: str = ""
 
 
 # Why a build context is unknown though its job ran (a finding says which
@@ -121,7 +125,9 @@ CONTEXTS: tuple[Context, ...] = (
             "files (warning; fail from 500)"),
     Context("ynl", "series", "ynl-regen.sh -f leaves the tree clean; tools/net/ynl builds "
             "without warnings",
-            partial="the generated code is checked, but napipatch does not build tools/net/ynl"),
+            partial="the generated code is checked, but tools/net/ynl was not built "
+                    "(ynl-build: napipatch test warnings)",
+            partial_by="ynl-build"),
     Context("ai-review", "series", "an AI review of the series",
             note="an AI review service: napipatch does not run one"),
     Context("build_allmodconfig_warn", "patch", "allmodconfig W=1 C=1 (sparse): fail when "
@@ -137,7 +143,8 @@ CONTEXTS: tuple[Context, ...] = (
                               am_only=False)),
     Context("build_tools", "patch", "when include/ or tools/ change: make headers and the "
             "selftests; fail when warnings or untracked files grow",
-            note="builds every selftest at the patch and its parent: napipatch does not",
+            partial="not every selftest target NIPA builds was built here (the job's info "
+                    "says which)",
             # NIPA's own pattern: a path starting "include" or holding "tools/".
             skip=_skip_unless(r"^(include)|(tools)/", "No tools touched, skip", am_only=False)),
     Context("cc_maintainers", "patch", "get_maintainer.pl's people are on To/Cc; the author "

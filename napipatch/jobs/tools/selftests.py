@@ -1,0 +1,240 @@
+"""NIPA's build_tools on the selftest targets a patch can change.
+
+For every patch touching include/ or tools/ (NIPA's own test): the targets
+``targets.pick`` finds are built at the parent and at the patch, in a kept
+worktree of napipatch's build directory (never the user's tree), in place
+as NIPA builds them (so a built program missing from .gitignore shows as
+untracked), each after a ``git clean`` of its directory and of
+tools/net/ynl, against the uapi headers ``make headers`` installed into a
+kept O= directory (once per base; again only at a commit changing them).
+
+    <build root>/<tree>-<hash>/tools/src            detached worktree
+                                    /obj-headers    make headers (O=)
+                                    /results        one JSON per (commit, target)
+                                    /lock           held for a whole job
+
+``make -k``: a line that fails at the parent too does not hide the rest.
+What counts is make's stderr lines matching warn|error, compared by text
+(``lines``), and the files ``git status`` shows untracked after the build
+that the parent's build did not leave.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import time
+from contextlib import ExitStack
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from napipatch import procs
+from napipatch.errors import NapipatchError
+from napipatch.fileio import locked
+from napipatch.jobs.build.builder import build_root, checkout_worktree, tree_key
+from napipatch.jobs.executor import JobResult
+from napipatch.jobs.tools.lines import counted, new_lines, where
+from napipatch.jobs.tools.targets import SELFTESTS, Picked, pick
+from napipatch.jobs.warnings.configs import missing, missing_line
+from napipatch.jobs.warnings.job import could_not_run
+from napipatch.jobs.warnings.seriesresult import SeriesJob
+from napipatch.report.findings import Finding, Severity
+from napipatch.tree import gitutil
+
+CHECK = "build-tools"
+KIND = "build-tools"
+# What the selftests napipatch builds need (NIPA's builders have them).
+TOOLS = (("make", "make"), ("gcc", "gcc"), ("/usr/include/libmnl/libmnl.h", "libmnl-dev"),
+         ("/usr/include/sys/capability.h", "libcap-dev"), ("/usr/include/numa.h", "libnuma-dev"))
+_NIPA_PATHS = re.compile(r"^(include)|(tools)/")   # build_tools.sh's grep -E
+_UAPI_PATHS = ("include/uapi", "arch/x86/include/uapi", "scripts/headers_install.sh")
+TIMEOUT = 3600
+
+
+def relevant(path: str) -> bool:
+    return bool(_NIPA_PATHS.search(path))
+
+
+@dataclass
+class TargetBuild:
+    ok: bool
+    lines: list[str]
+    untracked: list[str]
+    seconds: float
+
+
+@dataclass
+class PatchStep:
+    patch: int
+    picked: Picked
+    before: dict[str, TargetBuild] = field(default_factory=dict)
+    after: dict[str, TargetBuild] = field(default_factory=dict)
+
+
+class ToolsTree:
+    """The kept worktree, its headers install and its per-(commit, target) results."""
+
+    def __init__(self, repo: Path, cache: Path, jobs: int, progress):
+        self.repo, self.jobs, self.progress = repo, jobs, progress
+        self.root = build_root(cache) / tree_key(repo) / "tools"
+        self.src, self.hdr = self.root / "src", self.root / "obj-headers"
+        self._held = ExitStack()
+
+    def __enter__(self):
+        self.root.mkdir(parents=True, exist_ok=True)
+        self._held.enter_context(locked(self.root / "lock", timeout=None, remove=False))
+        return self
+
+    def __exit__(self, *exc):
+        self._held.close()
+
+    def _result_path(self, commit: str, target: str) -> Path:
+        return self.root / "results" / f"{commit[:12]}-{target.replace('/', '_')}.json"
+
+    def build(self, commit: str, target: str) -> TargetBuild:
+        done = self._result_path(commit, target)
+        if done.exists():
+            return TargetBuild(**json.loads(done.read_text()))
+        checkout_worktree(self.repo, self.src, commit, self.progress)
+        self._headers(commit)
+        gitutil.git(self.src, "clean", "-fdxq", "--", SELFTESTS + target, "tools/net/ynl")
+        before = self._untracked()
+        self.progress(f"{CHECK}: make -C tools/testing/selftests TARGETS={target} at "
+                      f"{commit[:12]}")
+        t0 = time.monotonic()
+        cc = "ccache gcc" if shutil.which("ccache") else "gcc"
+        cp = procs.run(["make", "-k", f"-j{self.jobs}", "-C", str(self.src / SELFTESTS),
+                        f"TARGETS={target}", f"KHDR_INCLUDES=-isystem {self.hdr}/usr/include",
+                        f"CC={cc}"], timeout=TIMEOUT, package="make", cwd=self.src,
+                       env=dict(os.environ, LC_ALL="C", LANG="C"))
+        got = TargetBuild(cp.returncode == 0, counted(cp.stderr or "", str(self.src)),
+                          sorted(set(self._untracked()) - set(before)),
+                          round(time.monotonic() - t0, 1))
+        done.parent.mkdir(parents=True, exist_ok=True)
+        tmp = done.with_suffix(".tmp")
+        tmp.write_text(json.dumps(got.__dict__))
+        tmp.replace(done)
+        return got
+
+    def _untracked(self) -> list[str]:
+        out = gitutil.out(self.src, "status", "--porcelain", "--untracked-files=all", "--",
+                          "tools/")
+        return [ln[3:] for ln in out.splitlines() if ln.startswith("?? ")]
+
+    def _headers(self, commit: str) -> None:
+        """``make headers`` into obj-headers unless it holds a commit with the same uapi."""
+        stamp = self.hdr / ".napipatch-headers"
+        have = stamp.read_text().strip() if stamp.exists() else ""
+        if have and gitutil.git(self.repo, "diff", "--quiet", have, commit, "--", *_UAPI_PATHS,
+                                check=False).returncode == 0:
+            return
+        self.hdr.mkdir(parents=True, exist_ok=True)
+        self.progress(f"{CHECK}: make headers at {commit[:12]}")
+        cp = procs.run(["make", "-C", str(self.src), f"O={self.hdr}", f"-j{self.jobs}",
+                        "headers"], timeout=TIMEOUT, package="make", stderr="merge",
+                       env=dict(os.environ, LC_ALL="C", LANG="C"))
+        if cp.returncode != 0:
+            tail = "\n".join(cp.stdout.splitlines()[-6:])
+            raise NapipatchError(f"make headers at {commit[:12]}", f"failed\n{tail}")
+        stamp.write_text(commit + "\n")
+
+
+@dataclass
+class ToolsJob(SeriesJob):
+    kind: str = KIND
+
+    def run(self, progress) -> JobResult:
+        t0 = time.monotonic()
+        parents = [self.base] + self.commits[:-1]
+        plans = []
+        for i, (p, c) in enumerate(zip(parents, self.commits), 1):
+            paths = gitutil.out(self.repo, "diff", "--no-renames", "--name-only", p,
+                                c).splitlines()
+            if any(relevant(x) for x in paths):
+                plans.append((i, p, c, pick(self.repo, c, paths)))
+        if any(pl[3].targets for pl in plans):
+            gone = missing(TOOLS)
+            if gone:
+                return could_not_run(CHECK, KIND, f"{CHECK} could not run: "
+                                     f"{missing_line(gone)}", self.kind)
+        steps = []
+        try:
+            with ToolsTree(self.repo, self.cache, self.jobs, progress) as tt:
+                for i, p, c, picked in plans:
+                    st = PatchStep(i, picked)
+                    for t in picked.targets:
+                        st.before[t] = tt.build(p, t)
+                        st.after[t] = tt.build(c, t)
+                    steps.append(st)
+        except NapipatchError as exc:
+            return could_not_run(CHECK, KIND, f"{CHECK} could not run: {exc}", self.kind)
+        return result(steps, len(self.commits), round(time.monotonic() - t0, 1))
+
+
+def result(steps: list[PatchStep], total: int, seconds: float) -> JobResult:
+    findings: list[Finding] = []
+    for st in steps:
+        findings += step_findings(st)
+    bad = any(f.severity is Severity.ERROR for f in findings)
+    warn = any(f.severity is Severity.WARNING for f in findings)
+    return JobResult(kind=KIND, target=KIND, status="fail" if bad else "warn" if warn else "pass",
+                     findings=findings, seconds=seconds,
+                     data={"patches": [{"patch": s.patch, "targets": s.picked.targets,
+                                        "skipped": s.picked.skipped,
+                                        "dropped": s.picked.dropped,
+                                        "before": {t: b.__dict__ for t, b in s.before.items()},
+                                        "after": {t: b.__dict__ for t, b in s.after.items()}}
+                                       for s in steps], "patches_total": total})
+
+
+def step_findings(st: PatchStep) -> list[Finding]:
+    """One patch: its new lines and untracked files, and what was built."""
+    n_before = sum(len(b.lines) for b in st.before.values())
+    n_after = sum(len(b.lines) for b in st.after.values())
+    new_files = {t: sorted(set(st.after[t].untracked) - set(st.before[t].untracked))
+                 for t in st.after}
+    grew = n_after > n_before or any(new_files.values())
+    nipa = {"build_tools": "fail" if grew else "success"}
+    out: list[Finding] = []
+    for t, after in st.after.items():
+        for ln in new_lines(st.before[t].lines, after.lines):
+            w = where(ln, SELFTESTS + t)
+            sev = Severity.ERROR if "error" in ln.lower() else Severity.WARNING
+            out.append(Finding(check=CHECK, severity=sev, patch=st.patch, file=w.file,
+                               line=w.line, message=f"selftests {t}: {ln}", nipa=nipa,
+                               hint=f"make -C tools/testing/selftests TARGETS={t}"))
+        for f in new_files[t]:
+            out.append(Finding(check=CHECK, severity=Severity.ERROR, patch=st.patch, file=f,
+                               message=f"{f} is left untracked by the {t} selftests build: "
+                                       "add it to .gitignore", nipa=nipa,
+                               hint=f"list it in {SELFTESTS}{t}/.gitignore"))
+    out += _said(st, n_before, n_after)
+    return out
+
+
+def _said(st: PatchStep, n_before: int, n_after: int) -> list[Finding]:
+    """What was built, skipped and left out (NIPA builds every target)."""
+    pk, out = st.picked, []
+    if pk.targets:
+        built = ", ".join(f"{t} (for {pk.why[t]})" for t in pk.targets)
+        out.append(Finding(check=CHECK, severity=Severity.INFO, patch=st.patch,
+                           message=f"selftests built at the parent and the patch: {built}; "
+                                   f"warning/error lines {n_before} -> {n_after}"))
+    else:
+        out.append(Finding(check=CHECK, severity=Severity.INFO, patch=st.patch,
+                           message="no selftest target sees this patch's include/ or tools/ "
+                                   "changes (no uapi header a selftest includes)"))
+    if pk.skipped:
+        out.append(Finding(check=CHECK, severity=Severity.INFO, patch=st.patch,
+                           message=f"not built, as NIPA skips them (SKIP_TARGETS): "
+                                   f"{', '.join(pk.skipped)}"))
+    left = pk.dropped + pk.unseen
+    if left:
+        out.append(Finding(check=CHECK, severity=Severity.INFO, patch=st.patch,
+                           message=f"not built here: {', '.join(left[:4])}"
+                                   f"{' and more' if len(left) > 4 else ''} "
+                                   f"(bounded to {len(pk.targets)} targets)",
+                           nipa={"build_tools": "unknown"}))
+    return out

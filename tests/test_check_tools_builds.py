@@ -1,0 +1,92 @@
+"""ynl-build and build-tools (NIPA's ynl and build_tools) through the CLI on
+the real 6.12 tree: the forecast they make known, what build-tools picks,
+and a missing tool. The good and bad builds themselves are the fixtures'
+(tests/test_checks_fixtures.py, marked build); the fixtures' mboxes are
+reused here, so these runs share their kept results."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+FIX = Path(__file__).parent / "fixtures" / "checks"
+pytestmark = [pytest.mark.timeout(3600)]
+
+
+def _report(cli, mbox: Path, tree: Path, only: str, build_dir: Path | None = None,
+            env: dict | None = None):
+    e = {**({"NAPIPATCH_BUILD_DIR": str(build_dir)} if build_dir else {}), **(env or {})}
+    return cli("check", mbox, "--tree", tree, "--only", only, "--format", "json", env=e)
+
+
+def _forecast(report: dict, context: str) -> list[str]:
+    return [p["nipa"][context]["state"] for p in report["series"]["patches"]]
+
+
+@pytest.mark.build
+@pytest.mark.tree
+def test_ynl_is_known_once_ynl_build_ran(cli, kernel_tree, build_dir):
+    """The regeneration check alone leaves the ynl context unknown (it does
+    not build tools/net/ynl); with ynl-build it is NIPA's state."""
+    mbox = FIX / "ynl-build" / "good.mbox"
+    alone = _report(cli, mbox, kernel_tree, "ynl")
+    assert alone.returncode == 0, alone.stderr
+    assert _forecast(json.loads(alone.stdout), "ynl") == ["unknown"]
+    both = _report(cli, mbox, kernel_tree, "ynl,ynl-build", build_dir)
+    assert both.returncode == 0, both.stderr
+    assert _forecast(json.loads(both.stdout), "ynl") == ["success"]
+    bad = _report(cli, FIX / "ynl-build" / "bad.mbox", kernel_tree, "ynl,ynl-build", build_dir)
+    assert _forecast(json.loads(bad.stdout), "ynl") == ["fail"]
+
+
+@pytest.mark.build
+@pytest.mark.tree
+def test_build_tools_forecast_fails_on_a_new_warning_and_an_untracked_program_only(
+        cli, kernel_tree, build_dir):
+    cp = _report(cli, FIX / "build-tools" / "bad.mbox", kernel_tree, "build-tools", build_dir)
+    assert cp.returncode == 1, cp.stderr
+    report = json.loads(cp.stdout)
+    assert _forecast(report, "build_tools") == ["fail", "fail"]
+    assert "[build-tools]" in report["series"]["patches"][1]["nipa"]["build_tools"]["description"]
+    good = _report(cli, FIX / "build-tools" / "good.mbox", kernel_tree, "build-tools", build_dir)
+    assert good.returncode == 0, good.stderr
+    assert _forecast(json.loads(good.stdout), "build_tools") == ["success"]
+
+
+@pytest.mark.tree
+def test_build_tools_picks_what_a_uapi_header_reaches_and_names_nipas_skips(kernel_tree):
+    """netdev.h is included by the net and bpf selftests: net is built, bpf
+    is one of NIPA's SKIP_TARGETS."""
+    from napipatch.jobs.tools.targets import pick
+
+    got = pick(kernel_tree, "HEAD", ["include/uapi/linux/netdev.h",
+                                     "tools/testing/selftests/net/af_unix/diag_uid.c",
+                                     "tools/lib/bpf/btf.c"])
+    assert got.targets[0] == "net/af_unix"       # touched directly: first
+    assert "net" in got.targets
+    assert "bpf" in got.skipped and "bpf" not in got.targets
+    assert got.unseen == ["tools/lib/bpf/btf.c"]
+
+
+@pytest.mark.tree
+@pytest.mark.parametrize("check_id", ["ynl-build", "build-tools"])
+def test_a_missing_tool_is_one_line_naming_the_package(cli, kernel_tree, tmp_path, check_id):
+    """Only git on PATH: no make, no gcc. Status error, exit 2, the context unknown."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    os.symlink(shutil.which("git"), bin_dir / "git")
+    cp = _report(cli, FIX / check_id / "good.mbox", kernel_tree, check_id,
+                 env={"PATH": str(bin_dir), "NAPIPATCH_BUILD_DIR": str(tmp_path / "b")})
+    assert cp.returncode == 2, (cp.stdout[-2000:], cp.stderr[-2000:])
+    err = [ln for ln in cp.stderr.splitlines() if ln.startswith("napipatch: error:")]
+    assert len(err) == 1 and "not installed (apt-get install" in err[0] and " make" in err[0], \
+        cp.stderr
+    assert "Traceback" not in cp.stderr
+    report = json.loads(cp.stdout)
+    assert {c["id"]: c["status"] for c in report["checks"]} == {check_id: "error"}
+    context = "ynl" if check_id == "ynl-build" else "build_tools"
+    assert set(_forecast(report, context)) == {"unknown"}
