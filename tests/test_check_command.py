@@ -150,4 +150,5 @@ def test_v5_flagship_is_clean_on_the_612_tree(cli, kernel_tree, base_commit):
         assert states["checkpatch"] == states["kdoc"] == "success"
         assert states["build_clang"] == "unknown"
         assert p["nipa"]["ynl"] == {"state": "unknown", "description": "the generated code is "
-                                    "checked, but napipatch does not build tools/net/ynl"}
+                                    "checked, but tools/net/ynl was not built (ynl-build: "
+                                    "napipatch test warnings)"}
