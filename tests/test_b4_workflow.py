@@ -493,3 +493,37 @@ def test_hook_install_b4_global_writes_the_users_gitconfig_and_uninstall_restore
     cp = cli("hook", "install", "--global", env=env, check=2)
     assert cp.stderr == "napipatch: error: --global: only b4's check commands go to " \
         "~/.gitconfig (--b4)\n"
+
+
+def test_bad_b4_tracking_data_is_one_failed_entry_never_a_hang(cli, tmp_path):
+    repo, _base = _series_repo(tmp_path / "repo")
+    inside = cli.__class__(repo, cli.store, cli.cache)
+    fifo = tmp_path / "tracking.json"
+    os.mkfifo(fifo)
+    for path, why in ((fifo, "is a FIFO (named pipe), not a regular file"),
+                      (tmp_path / "none.json", "No such file or directory")):
+        cp = inside("check", "--b4-series", "--format", "b4-review", input="",
+                    env={"B4_TRACKING_FILE": str(path)}, check=2)
+        (entry,) = json.loads(cp.stdout)
+        assert (entry["tool"], entry["status"]) == ("napipatch", "fail")
+        assert entry["summary"].startswith(f"{path}: ") and why in entry["summary"], entry
+    (tmp_path / "bad.json").write_text('{"series": {}}')
+    cp = inside("check", "--b4-series", "--format", "b4-review", input="",
+                env={"B4_TRACKING_FILE": str(tmp_path / "bad.json")}, check=2)
+    assert "b4's tracking data has no series 'first-patch-commit'" in cp.stdout
+
+
+def test_send_hook_ignores_a_fifo_among_the_format_patch_files(cli, tmp_path):
+    """The first message reads the series' files beside it: a FIFO named
+    *.patch there is passed over, not opened (that would hang the send)."""
+    repo, base = _series_repo(tmp_path / "repo")
+    d = format_patch(repo, f"{base}..HEAD", tmp_path / "out", "--cover-letter")
+    os.mkfifo(d / "0003-not-a-patch.patch")
+    env = dict(os.environ, XDG_CACHE_HOME=str(cli.cache), NAPIPATCH_SERIES_DIR=str(cli.store),
+               NAPIPATCH_RUN_ID="fifo-test")
+    cp = subprocess.run([sys.executable, "-m", "napipatch", "hook", "run", "--skip",
+                         "cc-maintainers", "sendemail-validate", "--",
+                         str(next(d.glob("0000-*")))], cwd=repo, capture_output=True,
+                        text=True, env=env, timeout=300)
+    assert cp.returncode == 0, cp.stderr
+    assert "Traceback" not in cp.stderr

@@ -23,12 +23,14 @@ from napipatch.config import Config
 from napipatch.engine.registry import discover
 from napipatch.errors import NapipatchError
 from napipatch.mails.mail import PatchMail, parse_message
+from napipatch.mails.mbox import read_regular
 from napipatch.pipeline.run import run
 from napipatch.report.model import Report
 from napipatch.store.inputs import current_series, from_range, prep_tip
 from napipatch.tree import gitutil
 
 TRACKING = "B4_TRACKING_FILE"
+TRACKING_LIMIT = 64 << 20  # b4's tracking data with every follow-up
 
 
 def series_ids() -> list[str]:
@@ -63,10 +65,11 @@ def tracked_range(here: Path, environ=os.environ) -> tuple[str, str]:
         raise NapipatchError(TRACKING, "not set: b4 review sets it for a series on a review "
                              "branch (b4/review/<change-id>); nothing to check")
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        # A regular file of bounded size: a FIFO here must not hang b4 review.
+        data = json.loads(read_regular(Path(path), TRACKING_LIMIT).decode("utf-8"))
         info = data["series"]
         first, change_id = info["first-patch-commit"], info["change-id"]
-    except (OSError, ValueError) as exc:
+    except ValueError as exc:
         raise NapipatchError(path, f"b4's tracking data could not be read ({exc})") from None
     except (KeyError, TypeError) as exc:
         raise NapipatchError(path, f"b4's tracking data has no series {exc}") from None

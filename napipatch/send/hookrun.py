@@ -46,6 +46,7 @@ from napipatch.config import Config
 from napipatch.engine.registry import discover, select, static
 from napipatch.errors import NapipatchError
 from napipatch.mails import mail as mailmod
+from napipatch.mails import mbox
 from napipatch.mails.mail import PatchMail
 from napipatch.mails.series import Series, assemble, name_from
 from napipatch.pipeline.run import run
@@ -364,16 +365,21 @@ def _later(path: Path, seen: list[PatchMail]) -> list[PatchMail]:
     return found if len(found) == len(want) else []
 
 
+BESIDE_LIMIT = 1000  # format-patch files read beside a message (a series is far shorter)
+
+
 def _beside(path: Path, like: PatchMail, want: range) -> list[PatchMail]:
     """The messages of ``like``'s series (its version and count) numbered
     ``want`` among the git format-patch files in ``path``'s directory, in
     order; those missing are left out."""
     found: dict[int, PatchMail] = {}
-    for f in sorted(path.parent.glob("*.patch")):
+    # Only regular files of a bounded size, and not too many: a FIFO named
+    # *.patch must not hang the send, nor a huge directory stall it.
+    for f in sorted(path.parent.glob("*.patch"))[:BESIDE_LIMIT]:
         try:
             got = [mailmod.parse_message(raw, f.name, envl)
-                   for envl, raw in mailmod.split_mbox(f.read_bytes(), str(f))]
-        except (OSError, NapipatchError):
+                   for envl, raw in mailmod.split_mbox(mbox.read_regular(f), str(f))]
+        except NapipatchError:
             continue
         for m in got:
             s = m.subject
