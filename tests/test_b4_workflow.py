@@ -200,16 +200,25 @@ def test_hook_install_b4_runs_in_b4_prep_check_and_uninstall_restores(cli, tmp_p
     assert before.count("am-perpatch-check-cmd") == after.count("am-perpatch-check-cmd")
 
 
-def test_b4_prep_check_never_passes_a_patch_whose_checks_gave_no_result(cli, tmp_path):
-    """b4 counts a line with ERROR: as a failure: a check that timed out is one."""
+def _b4_prep_repo(cli, tmp_path: Path):
+    """A repository with napipatch as b4's check commands (the toy tree has
+    no MAINTAINERS to judge Cc by) and a b4 prep branch; (repo, run b4, env)."""
     repo = small_repo(tmp_path / "repo")
     (repo / "a.c").write_text("int a;\n")
     git(repo, "add", "a.c")
     git(repo, "commit", "-q", "-m", "base")
     cli("hook", "install", "--b4", "--repo", repo, "--skip", "cc-maintainers", check=0)
     env = dict(os.environ, XDG_CACHE_HOME=str(tmp_path / "b4cache"))
-    run = lambda *a: subprocess.run([B4, *a], cwd=repo, capture_output=True, text=True, env=env)  # noqa: E731
+
+    def run(*args):
+        return subprocess.run([B4, *args], cwd=repo, capture_output=True, text=True, env=env)
     assert run("prep", "-n", "demo").returncode == 0
+    return repo, run, env
+
+
+def test_b4_prep_check_never_passes_a_patch_whose_checks_gave_no_result(cli, tmp_path):
+    """b4 counts a line with ERROR: as a failure: a check that timed out is one."""
+    repo, run, env = _b4_prep_repo(cli, tmp_path)
     (repo / "a.c").write_text("int a = 1;\n")
     git(repo, "commit", "-q", "-am", "net: a: initialise a\n\nSo it is 1.\n\n"
         "Signed-off-by: T <t@example.org>")
@@ -365,14 +374,7 @@ def test_b4_prep_check_reports_the_series_checks_on_the_last_patch(cli, tmp_path
     """b4 prep --check (and so b4 send's pre-flight) has no series command:
     the series checks run with the last patch of the prep series, on the
     series as b4 mails it, and appear once, in that patch's row."""
-    repo = small_repo(tmp_path / "repo")
-    (repo / "a.c").write_text("int a;\n")
-    git(repo, "add", "a.c")
-    git(repo, "commit", "-q", "-m", "base")
-    cli("hook", "install", "--b4", "--repo", repo, "--skip", "cc-maintainers", check=0)
-    env = dict(os.environ, XDG_CACHE_HOME=str(tmp_path / "b4cache"))
-    run = lambda *a: subprocess.run([B4, *a], cwd=repo, capture_output=True, text=True, env=env)  # noqa: E731
-    assert run("prep", "-n", "demo").returncode == 0
+    repo, run, env = _b4_prep_repo(cli, tmp_path)
     for name in ("b", "c"):
         (repo / "a.c").write_text((repo / "a.c").read_text() + f"int {name};\n")
         git(repo, "commit", "-q", "-am", f"net: a: add {name}\n\nWhy {name}.\n\n"
