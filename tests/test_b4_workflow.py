@@ -529,3 +529,27 @@ def test_send_hook_ignores_a_fifo_among_the_format_patch_files(cli, tmp_path):
                         text=True, env=env, timeout=300)
     assert cp.returncode == 0, cp.stderr
     assert "Traceback" not in cp.stderr
+
+
+def test_send_hook_diff_only_message_is_checked_without_the_tree_not_blocked(cli, tmp_path):
+    """A message that is no commit of the repository and names no base it
+    has: the diff-only checks run, the hook says so once, and the checks
+    that need the tree (which the user did not name) are skipped, not
+    errors that would block the send."""
+    repo, _base = _series_repo(tmp_path / "repo")
+    other = small_repo(tmp_path / "other")
+    (other / "z.c").write_text("int z;\n")
+    git(other, "add", "z.c")
+    git(other, "commit", "-q", "-m", "another base")
+    (other / "z.c").write_text("int z = 1;\n")
+    git(other, "commit", "-q", "-am", "net: z: set z\n\nSo it is 1.\n\n"
+        "Signed-off-by: T <t@example.org>")
+    d = format_patch(other, "HEAD~1..HEAD", tmp_path / "out")
+    env = dict(os.environ, XDG_CACHE_HOME=str(cli.cache), NAPIPATCH_SERIES_DIR=str(cli.store),
+               NAPIPATCH_RUN_ID="diff-only-test")
+    cp = subprocess.run([sys.executable, "-m", "napipatch", "hook", "run", "sendemail-validate",
+                         "--", str(next(d.glob("0001-*")))], cwd=repo, capture_output=True,
+                        text=True, env=env, timeout=300)
+    assert cp.returncode == 0, cp.stderr
+    assert "napipatch: note: sendemail-validate: diff-only checks: " in cp.stderr
+    assert "could not run" not in cp.stderr and "not fully checked" not in cp.stderr.lower()

@@ -197,6 +197,12 @@ def _check_settings(path: Path, data: dict) -> None:
         if w not in known:
             raise tomlconf.error(path, ("bot", "warnings", i), f"no such check {w!r} "
                                  f"(known: {', '.join(known)})")
+    ids = list(discover())
+    for key in ("only", "skip"):
+        for i, c in enumerate(_strings(data["checks"][key])):
+            if c not in ids:
+                raise tomlconf.error(path, ("checks", key, i), f"no such check {c!r} "
+                                     f"(known: {', '.join(ids)})")
     _check_address(path, ("reply", "from"), reply["from"])
     for key in ("to", "cc"):
         for i, v in enumerate(_strings(reply[key])):

@@ -207,10 +207,12 @@ class Bot:
             wanted |= {c.id for c in discover().values() if c.job in ("build", "boot")}
         # checks.only/skip choose among the static checks; bot.jobs and
         # bot.warnings choose the job checks.
-        only = self.cfg.only + sorted(wanted) if self.cfg.only else None
+        # The bot's own choice, so not --only: a job check it wants that
+        # cannot run here (no host for remote) is skipped, as the reply says.
+        chosen = (lambda c: c.id in self.cfg.only) if self.cfg.only else (lambda c: not c.is_job)
         plan = JobPlan(targets=self.cfg.targets or None)
-        return run(series, engine_cfg, choice.repo, base=choice.base, only=only,
-                   skip=self.cfg.skip, default=lambda c: not c.is_job or c.id in wanted,
+        return run(series, engine_cfg, choice.repo, base=choice.base,
+                   skip=self.cfg.skip, default=lambda c: chosen(c) or c.id in wanted,
                    plan=plan, branch=choice.branch, progress=lambda msg: log.info("%s", msg))
 
     def _report(self, s, head: dict, series: Series, report: Report, choice: trees.TreeChoice,

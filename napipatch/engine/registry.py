@@ -217,6 +217,15 @@ def select(all_checks: dict[str, CheckInfo], only: list[str] | None,
     return [c for c in all_checks.values() if keep(c) and c.id not in (skip or [])]
 
 
+def among(ids: list[str]) -> Callable[[CheckInfo], bool]:
+    """A selection napipatch makes itself (a hook's, the bot's), to give
+    as ``default``, not as ``only``: ``only`` is what the user asked for,
+    and a check it names that cannot run here is an error; one napipatch
+    chose that cannot run (no tree) is skipped, as the run says."""
+    chosen = set(ids)
+    return lambda c: c.id in chosen
+
+
 def static(check: CheckInfo) -> bool:
     """``napipatch check``'s default: the checks that need no build or boot."""
     return not check.is_job

@@ -20,7 +20,7 @@ import re
 from pathlib import Path
 
 from napipatch.config import Config
-from napipatch.engine.registry import discover
+from napipatch.engine.registry import among, discover
 from napipatch.errors import NapipatchError
 from napipatch.mails.mail import PatchMail, parse_message
 from napipatch.mails.mbox import read_regular
@@ -52,7 +52,7 @@ def add_prep_series_checks(report: Report, here: Path, commit: str | None, cfg: 
     if not ids:
         return
     series, base = current_series(here)
-    whole = run(series, cfg, here, base=base, only=ids)
+    whole = run(series, cfg, here, base=base, default=among(ids))
     for result in whole.checks:
         report.add(result, [f for f in whole.findings if f.check == result.id])
 

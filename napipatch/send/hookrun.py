@@ -43,7 +43,7 @@ from pathlib import Path
 
 from napipatch import fileio
 from napipatch.config import Config
-from napipatch.engine.registry import discover, select, static
+from napipatch.engine.registry import among, discover, select, static
 from napipatch.errors import NapipatchError
 from napipatch.mails import mail as mailmod
 from napipatch.mails import mbox
@@ -292,7 +292,7 @@ def _warm_cache(path: Path, mails: list[PatchMail], repo: Path, cfg: Config,
                     Store(cfg.store_root))
     base = sendtree.series_base(repo, series.mails)
     if base is not None:
-        run(series, cfg, repo, base=base, only=ids)
+        run(series, cfg, repo, base=base, default=among(ids))
 
 
 def _check_message(m: PatchMail, seen: list[PatchMail], repo: Path | None, cfg: Config,
@@ -305,7 +305,7 @@ def _check_message(m: PatchMail, seen: list[PatchMail], repo: Path | None, cfg: 
     if w.tree is None:
         state.note_once("diff-only", f"napipatch: note: sendemail-validate: diff-only checks: "
                         f"{w.why}", err)
-    report = run(w.series, cfg, w.tree, base=w.base, only=ids)
+    report = run(w.series, cfg, w.tree, base=w.base, default=among(ids))
     mine = dataclasses.replace(report, findings=[f for f in report.findings
                                                  if f.patch == w.index])
     text = _per_message_text(mine, m)
@@ -331,7 +331,7 @@ def _check_series(seen: list[PatchMail], repo: Path | None, cfg: Config, ids: li
                         "checks: " + ("not run inside a git work tree" if repo is None else
                                       f"no base-commit: of the series is in {repo} and its "
                                       "first patch is no commit there"), err)
-    report = run(series, cfg, repo if base else None, base=base, only=ids)
+    report = run(series, cfg, repo if base else None, base=base, default=among(ids))
     own = dataclasses.replace(report, findings=[f for f in report.findings if f.patch == 0])
     text = render_report(own, "lines")
     if text.strip():
