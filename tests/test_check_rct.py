@@ -5,7 +5,7 @@ run it through the CLI."""
 
 from __future__ import annotations
 
-from napipatch.checks import rct as check
+from napipatch.checks.process import rct as check
 
 
 def body(text: str, start: int = 10) -> list[tuple[int, str, bool]]:

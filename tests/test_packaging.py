@@ -48,7 +48,9 @@ def test_the_wheel_holds_and_imports_every_subpackage(tmp_path):
         z.extractall(site)
     # every package directory of the checkout is in the wheel, under its import name
     local = {p.parent.relative_to(ROOT / "napipatch").as_posix()
-             for p in (ROOT / "napipatch").rglob("__init__.py")}
+             for p in (ROOT / "napipatch").rglob("__init__.py")} \
+        | {(Path("checks") / p.parent.relative_to(ROOT / "checks")).as_posix()
+           for p in (ROOT / "checks").rglob("*/__init__.py")}
     shipped = {p.parent.relative_to(site / "napipatch").as_posix()
                for p in (site / "napipatch").rglob("__init__.py")}
     assert local | {"checks", "templates", "targets"} == shipped

@@ -91,12 +91,12 @@ class CheckInfo:
 class Broken:
     """A module in checks/ that does not declare a valid check."""
 
-    module: str          # checks/NAME.py
+    module: str          # checks/NAME.py or checks/GROUP/NAME.py
     reason: str
 
     @property
     def id(self) -> str:
-        return self.module.removeprefix("checks/").removesuffix(".py")
+        return self.module.removesuffix(".py").rpartition("/")[2]
 
 
 @dataclass
@@ -162,8 +162,13 @@ def _declared(m: ModuleType) -> list[Callable]:
             and getattr(v, "__module__", None) == m.__name__]
 
 
+def _where(name: str) -> str:
+    """``process.rct`` -> ``checks/process/rct.py``."""
+    return f"checks/{name.replace('.', '/')}.py"
+
+
 def _load_one(name: str) -> CheckInfo | Broken:
-    where = f"checks/{name}.py"
+    where = _where(name)
     try:
         m = importlib.import_module(f"{napipatch.checks.__name__}.{name}")
     except Exception as exc:  # noqa: BLE001 - a module that does not import is broken
@@ -187,12 +192,16 @@ def load() -> Registry:
     """Every check in checks/, validated; the malformed ones apart."""
     found: dict[str, CheckInfo] = {}
     broken: list[Broken] = []
-    for mod in pkgutil.iter_modules(napipatch.checks.__path__):
-        if mod.name.startswith("_"):
+    # One level of sub-packages (checks/process/, checks/jobs/) groups the
+    # checks as NIPA's folders do; a package itself declares none.
+    prefix = napipatch.checks.__name__ + "."
+    for mod in pkgutil.walk_packages(napipatch.checks.__path__, prefix):
+        name = mod.name.removeprefix(prefix)
+        if mod.ispkg or name.rpartition(".")[2].startswith("_"):
             continue
-        got = _load_one(mod.name)
+        got = _load_one(name)
         if isinstance(got, CheckInfo) and got.id in found:
-            got = Broken(f"checks/{mod.name}.py", f"check id {got.id!r} is taken already")
+            got = Broken(_where(name), f"check id {got.id!r} is taken already")
         if isinstance(got, Broken):
             broken.append(got)
         else:

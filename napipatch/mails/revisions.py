@@ -1,7 +1,7 @@
 """What two versions of one series have in common: posting times, lore
 links, patch-ids and review trailers.
 
-The history checks (``checks/repost_soon.py`` and its siblings) compare the
+The history checks (``checks/process/repost_wait.py`` and its siblings) compare the
 version being checked with the previous one, which the engine offers as
 ``ctx.history`` (built from the store by ``napipatch.store.history``).
 The helpers both sides need live here, so a check imports no store code.

@@ -12,7 +12,7 @@ Results: findings (``build-w1``, ``sparse``, ``build-32bit``,
 ``build-clang``), each with what it means to the netdev CI's test
 (``Finding.nipa``: a new warning fails it when the patch's warning count
 grows, as NIPA's does, though napipatch calls it a warning). The job
-checks of the same ids (checks/build_w1.py ...) declare the NIPA test each
+checks of the same ids (checks/jobs/build_w1.py ...) declare the NIPA test each
 answers for; the report's NIPA forecast reads them like any check's.
 """
 

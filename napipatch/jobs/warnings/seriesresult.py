@@ -1,7 +1,7 @@
 """The result of a check run once per series (coccinelle, the docs build):
 the tip's reports the base did not have, each put on the patch that wrote
 its line. NIPA runs both in its contest, not as patchwork tests, so their
-checks (checks/cocci.py, checks/htmldocs.py) answer for no forecast context."""
+checks (checks/jobs/cocci.py, checks/jobs/htmldocs.py) answer for no forecast context."""
 
 from __future__ import annotations
 
