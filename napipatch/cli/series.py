@@ -30,10 +30,20 @@ def series_import(
     """Import a posted series into series/NAME/vN."""
     cfg = load_config()
     skipped: list[str] = []
+    announced: list[dict] = []
     s = import_series(store(cfg), source, name, cfg.lore_url, version=version,
-                      cover_only=cover_only, force=force, skipped=skipped)
+                      cover_only=cover_only, force=force, skipped=skipped, announced=announced)
     for why in skipped:
         typer.echo(f"napipatch: warning: {printable(why)}", err=True)
+    if s is None:
+        a = announced[0]
+        said = (f"net-next is {a['state']}: {printable(a['subject'])} ({a['date']}, {a['link']})")
+        if not a["recorded"]:
+            said += "; not recorded, a newer announcement is in the store"
+        elif cfg.net_next:
+            said += f"; git config napipatch.net-next ({cfg.net_next}) still overrides it"
+        typer.echo(said)
+        return
     typer.echo(f"{cfg.store_root / s.name / f'v{s.version}'}: {s.title} "
                f"({len(s.patches)} patches{', cover letter' if s.cover else ''})")
 

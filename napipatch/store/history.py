@@ -40,6 +40,9 @@ def attach(series: Series, store: Store) -> Series:
     test, send, the send hook) call this before running the checks."""
     if "history" not in series.extra:
         series.extra["history"] = history_of(series, store)
+    if "net-next" not in series.extra and (ann := store.net_next()):
+        # The newest "net-next is OPEN/CLOSED" imported (net-next-closed).
+        series.extra["net-next"] = ann
     return series
 
 
@@ -91,8 +94,15 @@ def _change_id(store: Store, name: str, version: int, info: dict) -> str | None:
 
 
 def _record(store: Store, name: str, version: int, how: str) -> dict:
-    s = store.load(f"{name}@v{version}")
-    info = s.extra
+    return record_of(store.load(f"{name}@v{version}"), name, how)
+
+
+def record_of(s: Series, name: str, how: str) -> dict:
+    """The record of the earlier version ``s`` (its store record, or what the
+    bot knows of it, in ``s.extra``: ``cover-message-id``, ``message-ids``,
+    ``thread-ids``, ``lore``, ``sent``, ``review``); the bot builds the same
+    record from the archive it follows (``napipatch.bot.history``)."""
+    info, version = s.extra, s.version
     out = {"name": name, "version": version, "found-by": how,
            "cover-message-id": info.get("cover-message-id") or "",
            "message-ids": list(info.get("message-ids") or
