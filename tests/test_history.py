@@ -344,3 +344,48 @@ def test_net_next_closed_is_said_from_the_setting_only(cli, tmp_path):
                                "until it reopens")]
     assert said("open") == []
     assert said(None) == []   # most of the year it is open: no info on every series
+
+
+ANN_CLOSED = ("From mboxrd@z Thu Jan  1 00:00:00 1970\nFrom: Jakub Kicinski <kuba@kernel.org>\n"
+              "Subject: [ANN] net-next is CLOSED\nDate: Sun, 01 Nov 2026 18:00:00 -0800\n"
+              "Message-ID: <ann-closed@kernel.org>\n\nMerge window: no new net-next content.\n\n")
+
+
+def test_an_imported_announcement_sets_net_next_and_the_warning_names_it(cli, tmp_path):
+    """``series import`` of the list's "net-next is CLOSED" records it in the
+    store; the check names it (subject, date, lore link); an older OPEN
+    imported later changes nothing; git config napipatch.net-next, when set,
+    is the user's own word and wins."""
+    bad = FIX / "net-next-closed" / "bad.mbox"
+    ann = tmp_path / "closed.mbox"
+    ann.write_text(ANN_CLOSED)
+    cp = cli("series", "import", ann, check=0)
+    assert cp.stdout == ("net-next is closed: [ANN] net-next is CLOSED (2026-11-02T02:00:00Z, "
+                         "https://lore.kernel.org/all/ann-closed@kernel.org/)\n")
+    assert (cli.store / "net-next.toml").is_file()
+    empty = tmp_path / "gitconfig"
+    empty.write_text("")
+    env = {"GIT_CONFIG_GLOBAL": str(empty)}
+    named = [("net-next-closed", "warning", 0,
+              "net-next is closed (the list's announcement \"[ANN] net-next is CLOSED\" of "
+              "2026-11-02 02:00 UTC, https://lore.kernel.org/all/ann-closed@kernel.org/): the "
+              "list takes no new net-next content until it reopens")]
+    assert findings(check(cli, bad, "net-next-closed", env=env)) == named
+    older = tmp_path / "open.mbox"
+    older.write_text(ANN_CLOSED.replace("CLOSED", "OPEN").replace("01 Nov", "01 Oct")
+                     .replace("ann-closed", "ann-open"))
+    cp = cli("series", "import", older, check=0)
+    assert "not recorded, a newer announcement is in the store" in cp.stdout
+    assert findings(check(cli, bad, "net-next-closed", env=env)) == named
+    empty.write_text("[napipatch]\n\tnet-next = open\n")
+    assert findings(check(cli, bad, "net-next-closed", env=env)) == []
+
+
+def test_an_announcement_with_a_broken_date_is_no_announcement(cli, tmp_path):
+    ann = tmp_path / "closed.mbox"
+    ann.write_text(ANN_CLOSED.replace("Sun, 01 Nov 2026 18:00:00 -0800", "soon"))
+    cp = cli("series", "import", ann, check=2)
+    assert cp.stderr == ("napipatch: error: <ann-closed@kernel.org>: the announcement '[ANN] "
+                         "net-next is CLOSED' has a Date: that is not a date ('soon'): it "
+                         "cannot be ordered\n")
+    assert not (cli.store / "net-next.toml").exists()

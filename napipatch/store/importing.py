@@ -8,6 +8,7 @@ from pathlib import Path
 from napipatch.errors import NapipatchError
 from napipatch.mails import mail as mailmod
 from napipatch.mails import mbox, netnext
+from napipatch.mails.revisions import parse_date
 from napipatch.mails.series import (
     Series,
     assemble,
@@ -72,8 +73,18 @@ def _announcement(mails: list[mailmod.PatchMail]) -> dict | None:
     when none of them is a patch (a bad Date: makes it no announcement)."""
     if any(m.subject.is_patch and not m.subject.is_reply for m in mails):
         return None
-    return netnext.newest([a for m in mails if m.msgid and (a := netnext.announcement(
-        m.subject.raw, m.date, m.msgid, LORE_LINK.format(msgid=m.msgid)))])
+    found = []
+    for m in mails:
+        if not netnext.state_of(m.subject.raw):
+            continue
+        a = netnext.announcement(m.subject.raw, m.date, m.msgid or "",
+                                 LORE_LINK.format(msgid=m.msgid) if m.msgid else "")
+        if a is None:
+            why = parse_date(m.date)[1]
+            raise NapipatchError(f"<{m.msgid}>", f"the announcement {m.subject.raw!r} {why}: "
+                                 "it cannot be ordered")
+        found.append(a)
+    return netnext.newest(found)
 
 
 def import_series(store: Store, source: str, name: str | None, lore_url: str,
