@@ -389,3 +389,48 @@ def test_an_announcement_with_a_broken_date_is_no_announcement(cli, tmp_path):
                          "net-next is CLOSED' has a Date: that is not a date ('soon'): it "
                          "cannot be ordered\n")
     assert not (cli.store / "net-next.toml").exists()
+
+
+def test_export_says_which_tags_it_could_carry_and_carries_them_with_a_flag(cli, tmp_path):
+    """v1 posted (format-patch --thread, imported with a review reply to
+    2/2); v2 exported from the same commits lacks Joe's tag: export names
+    it, and with --carry-tags writes it into the unchanged patch, before
+    the sender's Signed-off-by, so review-tags has nothing to say."""
+    from conftest import commit_files, format_patch, small_repo
+
+    repo = small_repo(tmp_path / "repo")
+    base = commit_files(repo, git_empty_tree(repo), {"a.c": "int a;\n", "b.c": "int b;\n"},
+                        "base")
+    c1 = commit_files(repo, base, {"a.c": "int a = 1;\n"}, "net: a: set a")
+    c2 = commit_files(repo, c1, {"b.c": "int b = 2;\n"}, "net: b: set b")
+    d = format_patch(repo, f"{base}..{c2}", tmp_path / "v1", "--thread", "--cover-letter",
+                     "--subject-prefix=PATCH net-next")
+    files = sorted(d.glob("*.patch"))
+    p2 = re.search(r"^Message-ID: <([^>]+)>", files[2].read_text(), re.M | re.I).group(1)
+    mbox = tmp_path / "v1.mbox"
+    mbox.write_bytes(b"".join(f.read_bytes() + b"\n" for f in files)
+                     + reply(p2, "[PATCH net-next 2/2] net: b: set b", "r-b@example.org",
+                             f"Looks right.\n\n{JOE}"))
+    cli("series", "import", mbox, "--name", "demo", check=0)
+    export = ("series", "export", f"{base}..{c2}", "--name", "demo", "--repo", repo,
+              "--base", base)
+    cp = cli(*export, check=0)
+    said = (f"PATCH 2/2: {JOE} (given on v1 2/2, a reply <r-b@example.org>; the diff did "
+            "not change)")
+    assert f"could carry: {said}\n" in cp.stdout, cp.stdout
+    assert "export again with --carry-tags --force" in cp.stderr
+    assert JOE not in (cli.store / "demo" / "v2" / "0002-net-b-set-b.patch").read_text()
+    cp = cli(*export, "--version", "2", "--force", "--carry-tags", check=0)
+    assert f"carried: {said}\n" in cp.stdout and cp.stderr == ""
+    text = (cli.store / "demo" / "v2" / "0002-net-b-set-b.patch").read_text()
+    assert f"{JOE}\nSigned-off-by: Test Author <author@example.org>\n---\n" in text
+    assert JOE not in (cli.store / "demo" / "v2" / "0001-net-a-set-a.patch").read_text()
+    got = check(cli, "demo@v2", "review-tags")
+    assert status(got) == {"review-tags": "pass"} and findings(got) == []
+
+
+def git_empty_tree(repo: Path) -> str:
+    """A root commit with no files."""
+    from conftest import git
+    tree = git(repo, "mktree", input="")
+    return git(repo, "commit-tree", tree, "-m", "root")

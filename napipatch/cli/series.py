@@ -63,6 +63,7 @@ def series_export(
     force: bool = typer.Option(False, "--force", help="Replace a version already stored."),
     bench: Optional[str] = typer.Option(None, "--bench", help="Put a recorded latency run (RUN-ID or latest) in the cover letter."),
     allow_emulated: bool = typer.Option(False, "--allow-emulated", help="Allow an emulated (QEMU TCG) run for --bench; it is labelled emulated."),
+    carry_tags: bool = typer.Option(False, "--carry-tags", help="Add the review tags given on the previous version to the patches whose diff did not change (without it, export says which it could carry)."),
 ):
     """git format-patch --base into series/NAME/vN with a rendered cover letter."""
     repo = one_tree(tree, repo) or Path(".")
@@ -72,10 +73,19 @@ def series_export(
         ch = read_text(Path(ch[1:]))
     blurb = read_text(blurb_file) if blurb_file else None
     results = bench_results(store(cfg), name, bench, allow_emulated) if bench else None
+    carried: list[dict] = []
     d = export_series(store(cfg), repo, revrange, name, version, tree_tag or cfg.tree_tag,
                       base=base, title=title, blurb=blurb, changes=ch, force=force,
-                      results=results)
+                      results=results, carry=carry_tags, carried=carried)
     typer.echo(f"{d}: {len(list(d.glob('*.patch')))} files")
+    for c in carried:
+        what = "carried" if c["carried"] else "could carry"
+        typer.echo(f"{what}: PATCH {c['patch']}/{c['total']}: {printable(c['trailer'])} "
+                   f"(given on {printable(c['in'])}; the diff did not change)")
+    if carried and not carry_tags:
+        typer.echo("napipatch: the previous version's review tags above are missing from "
+                   "unchanged patches: export again with --carry-tags --force to add them",
+                   err=True)
 
 
 @series_app.command("list")
