@@ -845,6 +845,12 @@ def latin1_reply() -> bytes:
             f"{ZOE}\n").encode("latin-1")
 
 
+def mislabelled_reply() -> bytes:
+    """A reply that says UTF-8 and is latin-1: left out, in one line."""
+    return latin1_reply().replace(b"ISO-8859-1", b"UTF-8").replace(
+        b"r-latin@", b"r-mislabelled@").replace(b"Zo=E9?= Testeuse <zoe@", b"Zo=E9?= <bc@")
+
+
 def control() -> str:
     """v2 a day after v1, a new thread, linking v1, carrying the tags."""
     return GOOD.read_text().replace("Reviewed-by: Joe Reviewer <joe@example.org>\n",
@@ -878,10 +884,13 @@ def test_vN_minus_1_from_the_archive_the_bot_follows(cli, tmp_path, inbox, smtp)
     hours later in v1's thread, without a link, dropping both tags -- the
     reply names all four rules, each rule's letter once; the control v2 (a
     day later, a new thread, the link, the tags carried) gets none."""
-    inbox.deliver(*mbox_messages(HIST_V1), latin1_reply(), *mails(bad()), *mails(control()))
+    inbox.deliver(*mbox_messages(HIST_V1), latin1_reply(), mislabelled_reply(),
+                  *mails(bad()), *mails(control()))
     cfg = process_config(tmp_path, inbox, smtp)
     cp = once(cli, cfg)
     assert "Traceback" not in cp.stderr
+    assert re.search(r"WARNING: netdev <r-mislabelled@example.org>: reply left out: body is "
+                     r"not valid utf-8 \(byte \d+\)\n", cp.stderr), cp.stderr
     # v1, still waiting when its v2 came in the same pass, is superseded.
     assert "2 series checked" in cp.stdout, cp.stdout + cp.stderr
     got = replies_by_thread(smtp)
@@ -899,7 +908,7 @@ def test_vN_minus_1_from_the_archive_the_bot_follows(cli, tmp_path, inbox, smtp)
            "reply <r1@example.org>) is missing; the diff did not change" in body
     assert f"[review-tags] {ZOE} given on v1 2/2 (a reply <r-latin@example.org>) is missing" \
         in body
-    assert "\ufffd" not in body
+    assert "\ufffd" not in body and "bc@example.org" not in body
     # The rules, quoted the way the list's letters do: once per series.
     flat = " ".join(body.split())
     for rule in ("less than 24 hours after the previous one",

@@ -25,6 +25,7 @@ from napipatch.bot.config import BotConfig
 from napipatch.bot.state import State
 from napipatch.errors import NapipatchError
 from napipatch.mails import netnext
+from napipatch.mails.mail import parse_message
 from napipatch.mails.revisions import change_id
 from napipatch.mails.series import Series
 from napipatch.store import b4api
@@ -104,11 +105,28 @@ def _record(cfg: BotConfig, state: State, prev, how: str) -> dict:
         "thread-ids": sorted({*ids, *(r["msgid"] for r in replies)}),
         "lore": _link(cfg, prev["inbox"], cover or s.patches[0].msgid),
     })
-    raws = [bytes(m["raw"]) for m in members] + [bytes(r["raw"]) for r in replies
-                                                 if r["raw"] is not None]
+    raws = [bytes(m["raw"]) for m in members] + _readable(replies)
     if len(raws) > len(members):
         s.extra["review"] = b4api.collect(raws, s.version).given
     return record_of(s, prev["title"] or s.title, how)
+
+
+def _readable(replies) -> list[bytes]:
+    """The raw review replies napipatch can read; one it cannot (a body not
+    in the charset it declares, an unknown charset) is left out with a
+    one-line warning, as ``series import`` leaves it out."""
+    out = []
+    for r in replies:
+        if r["raw"] is None:
+            continue
+        raw = bytes(r["raw"])
+        try:
+            parse_message(raw, r["inbox"] or "archive")
+        except NapipatchError as exc:
+            log.warning("%s: reply left out: %s", exc.subject, exc.reason)
+            continue
+        out.append(raw)
+    return out
 
 
 def newest_announcement(cfg: BotConfig, state: State) -> dict | None:
