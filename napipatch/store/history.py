@@ -11,7 +11,8 @@ of the series with the same name in the store, or else of the stored
 series whose cover letter carries the same b4 ``change-id:``. What it
 holds is plain data (it is hashed, and goes to the check's process):
 
-- ``version``, ``name``, ``found-by`` (``name`` or ``change-id``);
+- ``version``, ``name``, ``found-by`` (``name`` or ``change-id``; in the
+  bot, ``subject`` or ``change-id``);
 - ``cover-message-id``, ``message-ids`` (its patches), ``thread-ids``
   (every mail of its thread known: cover, patches, replies), ``lore``;
 - ``posted`` (ISO UTC) and ``posted-from`` (``sent`` in series.toml, else
