@@ -810,3 +810,163 @@ def test_bot_with_jobs_reports_a_build_break(cli, tmp_path, inbox, kernel_tree, 
     assert "does not build for virtio-net" in body
     assert "net/core/dev.c" in body
     assert "[build-32bit] does not build (gcc ARCH=i386 allmodconfig W=1)" in body
+
+
+# ------------------------------------------------ netdev process rules (#36)
+# vN-1 found in the archive the bot follows, net-next's state from the
+# list's own announcements, and the reply that quotes each rule once per
+# series. The v1 thread (with review replies; one more, in latin-1, below)
+# and the control v2 are the fixtures tests/test_history.py checks from the
+# store.
+
+HIST = Path(__file__).parent / "fixtures" / "history"
+HIST_V1 = HIST / "v1.mbox"
+GOOD = Path(__file__).parent / "fixtures" / "checks" / "repost-wait" / "good.mbox"
+PROCESS = ("repost-wait", "new-thread", "version-link", "review-tags", "net-next-closed")
+ZOE = "Tested-by: Zoé Testeuse <zoe@example.org>"
+
+
+def process_config(tmp_path: Path, inbox, smtp) -> Path:
+    cfg = write_config(tmp_path, str(inbox.dir), smtp.port, policy="always")
+    cfg.write_text(cfg.read_text().replace('skip = ["checkpatch", "callsites", "ynl"]',
+                                           f"only = {list(PROCESS)!r}".replace("'", '"')))
+    return cfg
+
+
+def latin1_reply() -> bytes:
+    """A review reply to v1 2/2 written in latin-1 (and labelled so)."""
+    return ("From: =?iso-8859-1?q?Zo=E9?= Testeuse <zoe@example.org>\n"
+            "Subject: Re: [PATCH net-next 2/2] net: dummy: drop a stray blank line\n"
+            "Date: Mon, 02 Nov 2026 12:30:00 +0000\nMessage-ID: <r-latin@example.org>\n"
+            "In-Reply-To: <v1-2@example.org>\n"
+            "References: <v1-cover@example.org> <v1-2@example.org>\n"
+            "MIME-Version: 1.0\nContent-Type: text/plain; charset=ISO-8859-1\n"
+            "Content-Transfer-Encoding: 8bit\n\nTrès bien, testé sur ma machine.\n\n"
+            f"{ZOE}\n").encode("latin-1")
+
+
+def mislabelled_reply() -> bytes:
+    """A reply that says UTF-8 and is latin-1: left out, in one line."""
+    return latin1_reply().replace(b"ISO-8859-1", b"UTF-8").replace(
+        b"r-latin@", b"r-mislabelled@").replace(b"Zo=E9?= Testeuse <zoe@", b"Zo=E9?= <bc@")
+
+
+def control() -> str:
+    """v2 a day after v1, a new thread, linking v1, carrying the tags."""
+    return GOOD.read_text().replace("Reviewed-by: Joe Reviewer <joe@example.org>\n",
+                                    f"Reviewed-by: Joe Reviewer <joe@example.org>\n{ZOE}\n", 1)
+
+
+def bad() -> str:
+    """v2 ten hours after v1, in v1's thread, no link, Joe's and Zoé's tags dropped."""
+    text = GOOD.read_text()
+    text = text.replace("Tue, 03 Nov 2026 12:00:00 +0000", "Mon, 02 Nov 2026 20:00:00 +0000")
+    text = text.replace("@example.org>\nMIME-Version", "@example.org>\nIn-Reply-To: "
+                        "<v1-cover@example.org>\nReferences: <v1-cover@example.org>\n"
+                        "MIME-Version", 1)
+    text = text.replace(" - v1: https://lore.kernel.org/netdev/v1-cover@example.org/\n", "")
+    text = text.replace("Reviewed-by: Joe Reviewer <joe@example.org>\n", "")
+    return re.sub(r"<v2-", "<v2bad-", text)
+
+
+def mails(text: str) -> list[bytes]:
+    parts = text.encode().split(b"From mboxrd@z Thu Jan  1 00:00:00 1970\n")
+    return [p for p in parts if p.strip()]
+
+
+def replies_by_thread(smtp) -> dict[str, str]:
+    return {str(parsed(raw)["In-Reply-To"]).strip("<>"): parsed(raw).get_content()
+            for _f, _r, raw in smtp.mails}
+
+
+def test_vN_minus_1_from_the_archive_the_bot_follows(cli, tmp_path, inbox, smtp):
+    """v1 with review replies (one in latin-1), then two v2: one posted ten
+    hours later in v1's thread, without a link, dropping both tags -- the
+    reply names all four rules, each rule's letter once; the control v2 (a
+    day later, a new thread, the link, the tags carried) gets none."""
+    inbox.deliver(*mbox_messages(HIST_V1), latin1_reply(), mislabelled_reply(),
+                  *mails(bad()), *mails(control()))
+    cfg = process_config(tmp_path, inbox, smtp)
+    cp = once(cli, cfg)
+    assert "Traceback" not in cp.stderr
+    assert re.search(r"WARNING: netdev <r-mislabelled@example.org>: reply left out: body is "
+                     r"not valid utf-8 \(byte \d+\)\n", cp.stderr), cp.stderr
+    # v1, still waiting when its v2 came in the same pass, is superseded.
+    assert "2 series checked" in cp.stdout, cp.stdout + cp.stderr
+    got = replies_by_thread(smtp)
+    body = got["v2bad-cover@example.org"]
+    assert "v2 was posted 2026-11-02 20:00 UTC, 8.0 hours after v1" not in body
+    assert ("warning: [repost-wait] v2 was posted 2026-11-02 20:00 UTC, 10.0 hours after v1: "
+            "v1 was posted 2026-11-02 10:00 UTC (Date: of its cover letter)") in body, body
+    assert ("warning: [new-thread] v2's cover letter is threaded under v1: its In-Reply-To "
+            "names <v1-cover@example.org>") in body
+    assert "warning: [version-link] the changelog of the cover letter has no lore link to v1 " \
+           "<v1-cover@example.org>" in body
+    assert "hint: v1: https://lore.kernel.org/all/v1-cover@example.org/" in body
+    # Who gave each tag: the trailer names them, the reply's Message-ID is given.
+    assert "[review-tags] Reviewed-by: Joe Reviewer <joe@example.org> given on v1 2/2 (a " \
+           "reply <r1@example.org>) is missing; the diff did not change" in body
+    assert f"[review-tags] {ZOE} given on v1 2/2 (a reply <r-latin@example.org>) is missing" \
+        in body
+    assert "\ufffd" not in body and "bc@example.org" not in body
+    # The rules, quoted the way the list's letters do: once per series.
+    flat = " ".join(body.split())
+    for rule in ("less than 24 hours after the previous one",
+                 "posted as a reply to the previous version",
+                 "include a lore link to each previous version",
+                 "review tags given on the previous version are missing"):
+        assert flat.count(rule) == 1, (rule, body)
+    assert flat.count("See https://www.kernel.org/doc/html/next/process/"
+                      "maintainer-netdev.html") == 1
+    assert "net-next is currently closed" not in flat
+    # The control: every rule evaluated against v1, none fires.
+    ok = got["v2-cover@example.org"]
+    assert "[static check OK on net-next (diff-only checks)]" in ok, ok
+    for rule in PROCESS:
+        assert f"[{rule}]" not in ok
+    assert "total: 0 errors, 0 warnings, 0 info\n" in ok
+
+
+def announcement(msgid: str, subject: str, date: str) -> bytes:
+    return (f"From: Jakub Kicinski <kuba@kernel.org>\nSubject: {subject}\nDate: {date}\n"
+            f"Message-ID: <{msgid}>\nMIME-Version: 1.0\n"
+            "Content-Type: text/plain; charset=UTF-8\n\n"
+            "Linus tagged a release; net-next is closed for new features.\n").encode()
+
+
+def test_net_next_state_from_the_lists_newest_announcement(cli, tmp_path, inbox, smtp):
+    """The newest announcement by Date: sets net-next's state (an older OPEN
+    delivered later changes nothing); the warning names the announcement;
+    a reply to it ("Re: net-next is OPEN") is no announcement."""
+    inbox.deliver(announcement("closed@kernel.org", "[ANN] net-next is CLOSED",
+                               "Sun, 01 Nov 2026 18:00:00 -0800"),
+                  announcement("older-open@kernel.org", "net-next is OPEN",
+                               "Mon, 28 Sep 2026 09:00:00 -0700"),
+                  b"From: A <a@example.org>\nSubject: Re: net-next is OPEN\nDate: Tue, 03 Nov "
+                  b"2026 09:00:00 +0000\nMessage-ID: <re-open@x>\nIn-Reply-To: "
+                  b"<closed@kernel.org>\n\nyay\n",
+                  *mbox_messages(HIST_V1))
+    cfg = process_config(tmp_path, inbox, smtp)
+    cp = once(cli, cfg)
+    assert "Traceback" not in cp.stderr
+    body = replies_by_thread(smtp)["v1-cover@example.org"]
+    flat = " ".join(body.split())
+    assert ("warning: [net-next-closed] net-next is closed (the list's announcement \"[ANN] "
+            "net-next is CLOSED\" of 2026-11-02 02:00 UTC, "
+            "https://lore.kernel.org/all/closed@kernel.org/)") in flat, body
+    assert flat.count("net-next is currently closed for new drivers") == 1
+
+
+def test_a_vN_minus_1_with_a_broken_date_is_a_reason_in_the_bot(cli, tmp_path, inbox, smtp):
+    """v1's Date: is not a date: the 24-hour rule is unknowable (an info, in
+    the total), the other rules still judge v2, nothing crashes."""
+    v1 = [m.replace(b"Date: Mon, 02 Nov 2026 10:00:00 +0000", b"Date: someday soon")
+          for m in mbox_messages(HIST_V1)]
+    inbox.deliver(*v1, *mails(bad()))
+    cfg = process_config(tmp_path, inbox, smtp)
+    cp = once(cli, cfg)
+    assert "Traceback" not in cp.stderr and "1 series checked" in cp.stdout, cp.stderr
+    body = replies_by_thread(smtp)["v2bad-cover@example.org"]
+    assert "[repost-wait]" not in body
+    assert "[new-thread]" in body and "[version-link]" in body and "[review-tags]" in body
+    assert re.search(r"total: 0 errors, \d+ warnings, 1 info", body), body

@@ -344,3 +344,93 @@ def test_net_next_closed_is_said_from_the_setting_only(cli, tmp_path):
                                "until it reopens")]
     assert said("open") == []
     assert said(None) == []   # most of the year it is open: no info on every series
+
+
+ANN_CLOSED = ("From mboxrd@z Thu Jan  1 00:00:00 1970\nFrom: Jakub Kicinski <kuba@kernel.org>\n"
+              "Subject: [ANN] net-next is CLOSED\nDate: Sun, 01 Nov 2026 18:00:00 -0800\n"
+              "Message-ID: <ann-closed@kernel.org>\n\nMerge window: no new net-next content.\n\n")
+
+
+def test_an_imported_announcement_sets_net_next_and_the_warning_names_it(cli, tmp_path):
+    """``series import`` of the list's "net-next is CLOSED" records it in the
+    store; the check names it (subject, date, lore link); an older OPEN
+    imported later changes nothing; git config napipatch.net-next, when set,
+    is the user's own word and wins."""
+    bad = FIX / "net-next-closed" / "bad.mbox"
+    ann = tmp_path / "closed.mbox"
+    ann.write_text(ANN_CLOSED)
+    cp = cli("series", "import", ann, check=0)
+    assert cp.stdout == ("net-next is closed: [ANN] net-next is CLOSED (2026-11-02T02:00:00Z, "
+                         "https://lore.kernel.org/all/ann-closed@kernel.org/)\n")
+    assert (cli.store / "net-next.toml").is_file()
+    empty = tmp_path / "gitconfig"
+    empty.write_text("")
+    env = {"GIT_CONFIG_GLOBAL": str(empty)}
+    named = [("net-next-closed", "warning", 0,
+              "net-next is closed (the list's announcement \"[ANN] net-next is CLOSED\" of "
+              "2026-11-02 02:00 UTC, https://lore.kernel.org/all/ann-closed@kernel.org/): the "
+              "list takes no new net-next content until it reopens")]
+    assert findings(check(cli, bad, "net-next-closed", env=env)) == named
+    older = tmp_path / "open.mbox"
+    older.write_text(ANN_CLOSED.replace("CLOSED", "OPEN").replace("01 Nov", "01 Oct")
+                     .replace("ann-closed", "ann-open"))
+    cp = cli("series", "import", older, check=0)
+    assert "not recorded, a newer announcement is in the store" in cp.stdout
+    assert findings(check(cli, bad, "net-next-closed", env=env)) == named
+    empty.write_text("[napipatch]\n\tnet-next = open\n")
+    assert findings(check(cli, bad, "net-next-closed", env=env)) == []
+
+
+def test_an_announcement_with_a_broken_date_is_no_announcement(cli, tmp_path):
+    ann = tmp_path / "closed.mbox"
+    ann.write_text(ANN_CLOSED.replace("Sun, 01 Nov 2026 18:00:00 -0800", "soon"))
+    cp = cli("series", "import", ann, check=2)
+    assert cp.stderr == ("napipatch: error: <ann-closed@kernel.org>: the announcement '[ANN] "
+                         "net-next is CLOSED' has a Date: that is not a date ('soon'): it "
+                         "cannot be ordered\n")
+    assert not (cli.store / "net-next.toml").exists()
+
+
+def test_export_says_which_tags_it_could_carry_and_carries_them_with_a_flag(cli, tmp_path):
+    """v1 posted (format-patch --thread, imported with a review reply to
+    2/2); v2 exported from the same commits lacks Joe's tag: export names
+    it, and with --carry-tags writes it into the unchanged patch, before
+    the sender's Signed-off-by, so review-tags has nothing to say."""
+    from conftest import commit_files, format_patch, small_repo
+
+    repo = small_repo(tmp_path / "repo")
+    base = commit_files(repo, git_empty_tree(repo), {"a.c": "int a;\n", "b.c": "int b;\n"},
+                        "base")
+    c1 = commit_files(repo, base, {"a.c": "int a = 1;\n"}, "net: a: set a")
+    c2 = commit_files(repo, c1, {"b.c": "int b = 2;\n"}, "net: b: set b")
+    d = format_patch(repo, f"{base}..{c2}", tmp_path / "v1", "--thread", "--cover-letter",
+                     "--subject-prefix=PATCH net-next")
+    files = sorted(d.glob("*.patch"))
+    p2 = re.search(r"^Message-ID: <([^>]+)>", files[2].read_text(), re.M | re.I).group(1)
+    mbox = tmp_path / "v1.mbox"
+    mbox.write_bytes(b"".join(f.read_bytes() + b"\n" for f in files)
+                     + reply(p2, "[PATCH net-next 2/2] net: b: set b", "r-b@example.org",
+                             f"Looks right.\n\n{JOE}"))
+    cli("series", "import", mbox, "--name", "demo", check=0)
+    export = ("series", "export", f"{base}..{c2}", "--name", "demo", "--repo", repo,
+              "--base", base)
+    cp = cli(*export, check=0)
+    said = (f"PATCH 2/2: {JOE} (given on v1 2/2, a reply <r-b@example.org>; the diff did "
+            "not change)")
+    assert f"could carry: {said}\n" in cp.stdout, cp.stdout
+    assert "export again with --carry-tags --force" in cp.stderr
+    assert JOE not in (cli.store / "demo" / "v2" / "0002-net-b-set-b.patch").read_text()
+    cp = cli(*export, "--version", "2", "--force", "--carry-tags", check=0)
+    assert f"carried: {said}\n" in cp.stdout and cp.stderr == ""
+    text = (cli.store / "demo" / "v2" / "0002-net-b-set-b.patch").read_text()
+    assert f"{JOE}\nSigned-off-by: Test Author <author@example.org>\n---\n" in text
+    assert JOE not in (cli.store / "demo" / "v2" / "0001-net-a-set-a.patch").read_text()
+    got = check(cli, "demo@v2", "review-tags")
+    assert status(got) == {"review-tags": "pass"} and findings(got) == []
+
+
+def git_empty_tree(repo: Path) -> str:
+    """A root commit with no files."""
+    from conftest import git
+    tree = git(repo, "mktree", input="")
+    return git(repo, "commit-tree", tree, "-m", "root")

@@ -2,10 +2,15 @@
 
 What it catches:
     A series whose subject tag is ``net-next``, not an RFC, while net-next
-    is closed: ``git config napipatch.net-next closed``, set from the
-    list's own announcement. With ``open``, or unset, nothing is said:
-    most of the year net-next is open, and an info on every series would
-    be noise (``napipatch config`` shows the key and its value).
+    is closed. The state is ``git config napipatch.net-next`` (``open`` /
+    ``closed``) when set, the user's own word; else the newest of the
+    list's own announcements ("net-next is CLOSED", "[ANN] net-next is
+    OPEN" ...): the bot reads them from the archive it follows, and
+    ``napipatch series import`` of an announcement mail records it in the
+    store (``net-next.toml``). The warning names what it went by: the
+    announcement's subject, date and lore link. With ``open``, or nothing
+    known, nothing is said: most of the year net-next is open, and an info
+    on every series would be noise.
 
     netdev's rule (Documentation/process/maintainer-netdev.rst, "git
     trees and patch flow"): for about two weeks after each release (the
@@ -25,13 +30,16 @@ Example:
 
 Fix:
     Wait for the "net-next is OPEN" announcement, or post the series as
-    ``[RFC PATCH net-next]`` meanwhile; set ``git config napipatch.net-next
-    open`` when it reopens.
+    ``[RFC PATCH net-next]`` meanwhile; import the announcement when it
+    comes (``napipatch series import MESSAGE-ID``), or set ``git config
+    napipatch.net-next open``.
 """
 
 from __future__ import annotations
 
 from napipatch.checks import check
+
+from napipatch.mails.revisions import when
 
 
 @check(id="net-next-closed",
@@ -45,9 +53,16 @@ def run(ctx):
     head = s.cover or (s.patches[0] if s.patches else None)
     if s.tree != "net-next" or head is None or head.subject.rfc:
         return
-    state = ctx.config.net_next.strip().lower()
+    ann = s.extra.get("net-next") or {}
+    told = ctx.config.net_next.strip().lower()
+    if told:
+        state, said = told, "git config napipatch.net-next"
+    else:
+        state = ann.get("state", "")
+        said = (f"the list's announcement \"{ann.get('subject')}\" of {when(ann['date'])}, "
+                f"{ann.get('link')}" if ann else "")
     if state == "closed":
-        yield ctx.finding("warning", "net-next is closed (git config napipatch.net-next): "
-                          "the list takes no new net-next content until it reopens",
+        yield ctx.finding("warning", f"net-next is closed ({said}): the list takes no new "
+                          "net-next content until it reopens",
                           hint="wait for the list's 'net-next is OPEN' announcement, or post "
                                "it as [RFC PATCH net-next] meanwhile")

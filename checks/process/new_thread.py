@@ -4,7 +4,8 @@ What it catches:
     vN's cover letter (or its first patch, without a cover) whose
     ``In-Reply-To`` or ``References`` names a mail of vN-1's thread: its
     cover letter, a patch, or a reply imported with it (the Message-IDs
-    come from the store: ``ctx.history``). Without vN-1's Message-IDs in
+    come from the store, or in the bot from the archive it follows:
+    ``ctx.history``). Without vN-1's Message-IDs in
     the store an info says it cannot tell.
 
 Why a reviewer cares:

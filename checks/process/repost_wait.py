@@ -4,7 +4,8 @@ What it catches:
     vN posted less than 24 hours after vN-1: by its ``Date:`` (or ``sent``
     in series.toml) when it has gone out, or now when it has not been sent
     yet. vN-1's time is ``sent`` in series.toml or the ``Date:`` of its
-    cover letter (or first patch), from the store (``ctx.history``).
+    cover letter (or first patch), from the store (``ctx.history``), or in
+    the bot from the archive it follows.
     Without vN-1 in the store, or with a vN-1 whose time is unknown (never
     sent, a broken ``Date:``), an info says why it cannot tell.
 

@@ -6,7 +6,8 @@ What it catches:
     (every patch) -- for a patch whose diff did not change in vN (same
     ``git patch-id --stable``) and that vN's patch lacks. vN-1's patches
     and the trailers its imported thread gave, with who gave them, come
-    from the store (``ctx.history``, kept by ``series import``).
+    from the store (``ctx.history``, kept by ``series import``), or in the
+    bot from the archive it follows.
 
 Why a reviewer cares:
     Documentation/process/maintainer-netdev.rst (and submitting-patches):
@@ -21,8 +22,10 @@ Example:
 
 Fix:
     Add the trailer to the patch (``b4 trailers -u``, or ``napipatch series
-    export``, which offers to carry it), unless the patch changed enough
-    that the reviewer should look again: then say so in the changelog.
+    export``, which names the trailers it could carry and writes them into
+    the unchanged patches with ``--carry-tags``), unless the patch changed
+    enough that the reviewer should look again: then say so in the
+    changelog.
 """
 
 from __future__ import annotations

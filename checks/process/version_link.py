@@ -5,7 +5,8 @@ What it catches:
     patch.msgid.link URL holding vN-1's cover Message-ID (its first patch's
     without a cover). Any inbox counts: ``lore.kernel.org/all/``,
     ``/netdev/``, ``/r/`` or ``patch.msgid.link``; the Message-ID is what
-    is matched. The link to give comes from the store (``ctx.history``);
+    is matched. The link to give comes from the store (``ctx.history``;
+    in the bot, from the archive it follows);
     without vN-1 or its Message-ID there an info says it cannot tell.
 
 Why a reviewer cares:

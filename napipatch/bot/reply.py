@@ -23,6 +23,7 @@ from napipatch.bot.state import State
 from napipatch.bot.trees import TreeChoice
 from napipatch.mails.addresses import one_line
 from napipatch.mails.series import Series
+from napipatch.report.groups import LETTERS, MAINTAINER_NETDEV
 from napipatch.report.model import Report
 from napipatch.report.render import grouped, to_data
 from napipatch.report.templating import render
@@ -116,9 +117,18 @@ def report_body(cfg: BotConfig, s, prev, series: Series, report: Report,
                            if c["status"] == "skipped"],
                   not_run=not_run(report), completion=report.completion_line(),
                   patches=_patches(series, plain), bot_version=napipatch_version,
-                  groups=[dict(g, patches=_patches(series, g["findings"])) for g in groups
-                          if any(f["severity"] != "info" for f in g["findings"])],
+                  groups=[dict(g, patches=_patches(series, g["findings"]),
+                               letters=letters(g["findings"]))
+                          for g in groups if any(f["severity"] != "info" for f in g["findings"])],
+                  see=MAINTAINER_NETDEV,
                   thread=thread, reproduce=reproduce(series, report, thread or s["head_msgid"]))
+
+
+def letters(findings: list[dict]) -> list[str]:
+    """Once per series, in the order the checks ran: the rule of each
+    check of a group that warned or erred (``report.groups.LETTERS``)."""
+    ids = dict.fromkeys(f["check"] for f in findings if f["severity"] != "info")
+    return [LETTERS[c] for c in ids if c in LETTERS]
 
 
 def incomplete_body(cfg: BotConfig, g: Group) -> tuple[str, list[str]]:

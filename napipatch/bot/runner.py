@@ -6,6 +6,8 @@ resumes from the last committed step):
 1. fetch every inbox's epochs and record the new messages (``ingest``);
 2. settle replies left in 'sending' by a crash (``outbox.settle``);
 3. group open patch mails into series (``assemble``, stored by ``state``);
+   a series' previous version and net-next's state are read from what was
+   ingested when it is checked (``history``);
 4. complete series -> queued; past ``incomplete_after`` -> an
    'incomplete' reply;
 5. check queued series (state 'checking' while it runs) on the tree,
@@ -30,7 +32,7 @@ import time
 from dataclasses import dataclass, field
 
 from napipatch import config as configmod
-from napipatch.bot import outbox, reply, status, trees
+from napipatch.bot import history, outbox, reply, status, trees
 from napipatch.bot.assemble import Group, group, row_dict, slots, to_series
 from napipatch.bot.config import BotConfig
 from napipatch.bot.faults import crash_point
@@ -166,6 +168,7 @@ class Bot:
             try:
                 series = to_series(slots(members), name_hint=f"bot-{sid}")
                 check_size(series)
+                history.attach(self.cfg, self.state, s, series)
             except NapipatchError as exc:
                 log.error("series #%d: %s", sid, exc)
                 self.state.set_series_state(sid, "failed", note=str(exc))

@@ -251,6 +251,30 @@ class State:
                         g.version))
         return sid
 
+    # ------------------------------------------------------------ history
+    def earlier_series(self, author_email: str, version: int) -> list[sqlite3.Row]:
+        """The author's series of a lower version, the newest version first."""
+        return self.q("SELECT * FROM series WHERE lower(author_email)=lower(?) AND version < ? "
+                      "ORDER BY version DESC, id DESC", author_email or "", version)
+
+    def thread_replies(self, msgids: list[str]) -> list[sqlite3.Row]:
+        """The messages that reply into the thread of ``msgids`` (by
+        In-Reply-To or References), replies to replies too."""
+        if not msgids:
+            return []
+        marks = ",".join("?" * len(msgids))
+        return self.q(f"SELECT * FROM messages WHERE kind != 'patch' AND (in_reply_to IN "
+                      f"({marks}) OR EXISTS (SELECT 1 FROM json_each(messages.refs) j "
+                      f"WHERE j.value IN ({marks}))) ORDER BY seen_at, rowid",
+                      *msgids, *msgids)
+
+    def net_next_mails(self) -> list[sqlite3.Row]:
+        """Mails that are no reply and name net-next in their subject (the
+        announcements are among them; ``napipatch.mails.netnext`` tells)."""
+        return self.q("SELECT msgid, inbox, subject, date, author_name, author_email "
+                      "FROM messages WHERE kind='other' AND subject LIKE '%net-next%' "
+                      "AND coalesce(in_reply_to, '') = '' ORDER BY seen_at, rowid")
+
     # ------------------------------------------------------------ replies
     def reply_for(self, sid: int, kind: str):
         return self.one("SELECT * FROM replies WHERE series_id=? AND kind=?", sid, kind)

@@ -30,10 +30,20 @@ def series_import(
     """Import a posted series into series/NAME/vN."""
     cfg = load_config()
     skipped: list[str] = []
+    announced: list[dict] = []
     s = import_series(store(cfg), source, name, cfg.lore_url, version=version,
-                      cover_only=cover_only, force=force, skipped=skipped)
+                      cover_only=cover_only, force=force, skipped=skipped, announced=announced)
     for why in skipped:
         typer.echo(f"napipatch: warning: {printable(why)}", err=True)
+    if s is None:
+        a = announced[0]
+        said = (f"net-next is {a['state']}: {printable(a['subject'])} ({a['date']}, {a['link']})")
+        if not a["recorded"]:
+            said += "; not recorded, a newer announcement is in the store"
+        elif cfg.net_next:
+            said += f"; git config napipatch.net-next ({cfg.net_next}) still overrides it"
+        typer.echo(said)
+        return
     typer.echo(f"{cfg.store_root / s.name / f'v{s.version}'}: {s.title} "
                f"({len(s.patches)} patches{', cover letter' if s.cover else ''})")
 
@@ -53,6 +63,7 @@ def series_export(
     force: bool = typer.Option(False, "--force", help="Replace a version already stored."),
     bench: Optional[str] = typer.Option(None, "--bench", help="Put a recorded latency run (RUN-ID or latest) in the cover letter."),
     allow_emulated: bool = typer.Option(False, "--allow-emulated", help="Allow an emulated (QEMU TCG) run for --bench; it is labelled emulated."),
+    carry_tags: bool = typer.Option(False, "--carry-tags", help="Add the review tags given on the previous version to the patches whose diff did not change (without it, export says which it could carry)."),
 ):
     """git format-patch --base into series/NAME/vN with a rendered cover letter."""
     repo = one_tree(tree, repo) or Path(".")
@@ -62,10 +73,19 @@ def series_export(
         ch = read_text(Path(ch[1:]))
     blurb = read_text(blurb_file) if blurb_file else None
     results = bench_results(store(cfg), name, bench, allow_emulated) if bench else None
+    carried: list[dict] = []
     d = export_series(store(cfg), repo, revrange, name, version, tree_tag or cfg.tree_tag,
                       base=base, title=title, blurb=blurb, changes=ch, force=force,
-                      results=results)
+                      results=results, carry=carry_tags, carried=carried)
     typer.echo(f"{d}: {len(list(d.glob('*.patch')))} files")
+    for c in carried:
+        what = "carried" if c["carried"] else "could carry"
+        typer.echo(f"{what}: PATCH {c['patch']}/{c['total']}: {printable(c['trailer'])} "
+                   f"(given on {printable(c['in'])}; the diff did not change)")
+    if carried and not carry_tags:
+        typer.echo("napipatch: the previous version's review tags above are missing from "
+                   "unchanged patches: export again with --carry-tags --force to add them",
+                   err=True)
 
 
 @series_app.command("list")

@@ -103,6 +103,9 @@ def result_key(check_id: str, fingerprint: str, series: Series, upto: int, base:
     # The previous version's record (ctx.history), for the checks that read
     # it: a reply imported or a send recorded since gives another key, never
     # a stale result.
+    # net-next's state from the list's newest announcement (net-next-closed).
+    h.update(b"\0net-next\0" + json.dumps(series.extra.get("net-next"), sort_keys=True,
+                                          default=str).encode())
     if history:
         h.update(b"\0history\0" + json.dumps(series.extra.get("history"), sort_keys=True,
                                                default=str).encode())

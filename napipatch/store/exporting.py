@@ -12,9 +12,11 @@ from napipatch.errors import NapipatchError
 from napipatch.mails import mail as mailmod
 from napipatch.mails.series import assemble, check_name
 from napipatch.report.templating import render
+from napipatch.mails.revisions import has_trailer
+from napipatch.store.history import history_of
 from napipatch.store.store import LORE_LINK, Store
 from napipatch.tree import gitutil
-from napipatch.tree.gitutil import git
+from napipatch.tree.gitutil import git, patch_id
 
 _VHEAD = re.compile(r"^v(\d+)\s*:?\s*(.*)$")
 
@@ -77,9 +79,15 @@ def _cover_text(store: Store, name: str, version: int) -> tuple[str, str]:
 def export_series(store: Store, repo: Path, revrange: str, name: str, version: int | None,
                   tree_tag: str, base: str = "auto", title: str | None = None,
                   blurb: str | None = None, changes: str = "", force: bool = False,
-                  results: dict | None = None) -> Path:
+                  results: dict | None = None, carry: bool = False,
+                  carried: list[dict] | None = None) -> Path:
     """Export ``revrange`` as NAME@vN; ``results`` (napipatch.bench.cover.results)
-    renders a recorded latency run as the cover letter's results section."""
+    renders a recorded latency run as the cover letter's results section.
+
+    ``carried`` (a list to fill): the review trailers given on the previous
+    version for a patch whose diff did not change and that the commit
+    lacks (what the review-tags check warns about), ``{"patch", "trailer",
+    "in", "carried"}``; with ``carry`` they are added to the patches."""
     check_name(name)
     repo = gitutil.require_repo(repo)
     if version is None:
@@ -110,13 +118,61 @@ def export_series(store: Store, repo: Path, revrange: str, name: str, version: i
     cover_name = "0000-cover-letter.patch"
     files[cover_name] = _fill_cover(files[cover_name], title, blurb,
                                     changelog_entries(store, name, version, changes), results)
+    series = _assembled(files, revrange, name, version)
+    if carried is not None or carry:
+        got = _carry(store, series, files, carry)
+        if carried is not None:
+            carried += got
+        if carry and got:
+            series = _assembled(files, revrange, name, version)
+    return store.add_version(series, source=f"git {repo.name} {revrange}", force=force,
+                             exported_from=revrange, files=files)
+
+
+def _assembled(files: dict[str, str], source: str, name: str, version: int):
     mails = []
     for fname, text in files.items():
         mails += [mailmod.parse_message(raw, fname, env)
                   for env, raw in mailmod.split_mbox(text.encode(), fname)]
-    series = assemble(mails, revrange, name=name, version=version)
-    return store.add_version(series, source=f"git {repo.name} {revrange}", force=force,
-                             exported_from=revrange, files=files)
+    return assemble(mails, source, name=name, version=version)
+
+
+def _carry(store: Store, series, files: dict[str, str], carry: bool) -> list[dict]:
+    """The trailers the previous version got for an unchanged patch that this
+    one lacks (``store.history``, compared by patch-id as review-tags does);
+    with ``carry``, each is written into its patch file, before the last
+    Signed-off-by of the commit message (the sender's stays last)."""
+    prev = history_of(series, store).get("previous") or {}
+    old = {q["patch-id"]: q for q in prev.get("patches", []) if q.get("patch-id")}
+    found: list[dict] = []
+    names = [f for f in sorted(files) if re.match(r"^\d{4}-", f) and not f.startswith("0000-")]
+    for n, (mail, fname) in enumerate(zip(series.patches, names), 1):
+        was = old.get(patch_id(mail.diff))
+        if was is None:
+            continue
+        want = []
+        for t in was["trailers"]:
+            if not has_trailer(mail.trailers, t["trailer"]) and t["trailer"] not in want:
+                want.append(t["trailer"])
+                found.append({"patch": n, "total": len(series.patches), "trailer": t["trailer"],
+                              "in": f"v{prev['version']} {was['n']}/{len(prev['patches'])}, "
+                                    f"{t['in']}", "carried": carry})
+        if carry and want:
+            files[fname] = _with_trailers(files[fname], want)
+    return found
+
+
+def _with_trailers(text: str, trailers: list[str]) -> str:
+    """``text`` (a format-patch file) with ``trailers`` in its commit message."""
+    head, sep, rest = text.partition("\n---\n")
+    lines = head.split("\n")
+    sob = max((i for i, ln in enumerate(lines) if ln.lower().startswith("signed-off-by:")),
+              default=None)
+    if sob is None:
+        lines += ([""] if lines[-1].strip() else []) + trailers
+    else:
+        lines[sob:sob] = trailers
+    return "\n".join(lines) + sep + rest
 
 
 def _fill_cover(text: str, title: str, blurb: str, entries: list[dict],

@@ -11,7 +11,8 @@ of the series with the same name in the store, or else of the stored
 series whose cover letter carries the same b4 ``change-id:``. What it
 holds is plain data (it is hashed, and goes to the check's process):
 
-- ``version``, ``name``, ``found-by`` (``name`` or ``change-id``);
+- ``version``, ``name``, ``found-by`` (``name`` or ``change-id``; in the
+  bot, ``subject`` or ``change-id``);
 - ``cover-message-id``, ``message-ids`` (its patches), ``thread-ids``
   (every mail of its thread known: cover, patches, replies), ``lore``;
 - ``posted`` (ISO UTC) and ``posted-from`` (``sent`` in series.toml, else
@@ -40,6 +41,9 @@ def attach(series: Series, store: Store) -> Series:
     test, send, the send hook) call this before running the checks."""
     if "history" not in series.extra:
         series.extra["history"] = history_of(series, store)
+    if "net-next" not in series.extra and (ann := store.net_next()):
+        # The newest "net-next is OPEN/CLOSED" imported (net-next-closed).
+        series.extra["net-next"] = ann
     return series
 
 
@@ -91,8 +95,15 @@ def _change_id(store: Store, name: str, version: int, info: dict) -> str | None:
 
 
 def _record(store: Store, name: str, version: int, how: str) -> dict:
-    s = store.load(f"{name}@v{version}")
-    info = s.extra
+    return record_of(store.load(f"{name}@v{version}"), name, how)
+
+
+def record_of(s: Series, name: str, how: str) -> dict:
+    """The record of the earlier version ``s`` (its store record, or what the
+    bot knows of it, in ``s.extra``: ``cover-message-id``, ``message-ids``,
+    ``thread-ids``, ``lore``, ``sent``, ``review``); the bot builds the same
+    record from the archive it follows (``napipatch.bot.history``)."""
+    info, version = s.extra, s.version
     out = {"name": name, "version": version, "found-by": how,
            "cover-message-id": info.get("cover-message-id") or "",
            "message-ids": list(info.get("message-ids") or

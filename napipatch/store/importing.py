@@ -7,7 +7,8 @@ from pathlib import Path
 
 from napipatch.errors import NapipatchError
 from napipatch.mails import mail as mailmod
-from napipatch.mails import mbox
+from napipatch.mails import mbox, netnext
+from napipatch.mails.revisions import parse_date
 from napipatch.mails.series import (
     Series,
     assemble,
@@ -16,7 +17,7 @@ from napipatch.mails.series import (
     name_from,
 )
 from napipatch.store import b4api
-from napipatch.store.store import Store
+from napipatch.store.store import LORE_LINK, Store
 
 MAX_HEADER_SCAN = 64 << 10  # where a refused mail's Subject is looked for
 _MSGID = re.compile(r"^<?[^<>\s/@]+@[^<>\s/@]+>?$")
@@ -67,14 +68,43 @@ def _is_reply(raw: bytes) -> bool:
     return bool(m and re.match(rb"(?i)re\s*:", m.group(1).strip()))
 
 
+def _announcement(mails: list[mailmod.PatchMail]) -> dict | None:
+    """The newest "net-next is OPEN/CLOSED" announcement among ``mails``
+    when none of them is a patch (a bad Date: makes it no announcement)."""
+    if any(m.subject.is_patch and not m.subject.is_reply for m in mails):
+        return None
+    found = []
+    for m in mails:
+        if not netnext.state_of(m.subject.raw):
+            continue
+        a = netnext.announcement(m.subject.raw, m.date, m.msgid or "",
+                                 LORE_LINK.format(msgid=m.msgid) if m.msgid else "")
+        if a is None:
+            why = parse_date(m.date)[1]
+            raise NapipatchError(f"<{m.msgid}>", f"the announcement {m.subject.raw!r} {why}: "
+                                 "it cannot be ordered")
+        found.append(a)
+    return netnext.newest(found)
+
+
 def import_series(store: Store, source: str, name: str | None, lore_url: str,
                   version: int | None = None, cover_only: bool = False,
-                  force: bool = False, skipped: list[str] | None = None) -> Series:
+                  force: bool = False, skipped: list[str] | None = None,
+                  announced: list[dict] | None = None) -> Series | None:
     """Import SOURCE as NAME/vN; replies that cannot be read are left out,
-    each with its reason in ``skipped``."""
+    each with its reason in ``skipped``. SOURCE that is the list's "net-next
+    is OPEN/CLOSED" announcement sets net-next's state in the store instead
+    (appended to ``announced``, with ``recorded``: False when a newer one
+    is there): None is returned."""
     if name is not None:
         check_name(name)
     mails, origin = read_source(source, lore_url, skipped)
+    ann = _announcement(mails)
+    if ann is not None:
+        recorded = store.set_net_next(ann)
+        if announced is not None:
+            announced.append(dict(ann, recorded=recorded))
+        return None
     if cover_only:
         covers = [m for m in mails if m.subject.is_patch and not m.subject.is_reply
                   and m.subject.has_counter and m.subject.index == 0

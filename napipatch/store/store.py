@@ -39,6 +39,7 @@ from napipatch.mails.series import (
 
 LORE_LINK = "https://lore.kernel.org/all/{msgid}/"
 RECORD_LIMIT = 16 << 20  # series.toml
+NET_NEXT = "net-next.toml"  # the newest "net-next is OPEN/CLOSED" imported
 LOCK = ".series.toml.lock"  # beside series.toml; removed on release
 LOCK_WAIT = 120.0  # seconds: an update holds the lock for milliseconds
 
@@ -66,6 +67,29 @@ class Store:
             raise NapipatchError(f, "not valid UTF-8") from None
         except tomllib.TOMLDecodeError as exc:
             raise NapipatchError(f, f"not valid TOML ({exc})") from None
+
+    def net_next(self) -> dict | None:
+        """The newest "net-next is OPEN/CLOSED" announcement imported
+        (``napipatch.mails.netnext``), or None; an unreadable file is an error."""
+        f = self.root / NET_NEXT
+        if not f.is_file():
+            return None
+        try:
+            got = tomllib.loads(mbox.read_regular(f, RECORD_LIMIT).decode())
+        except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+            raise NapipatchError(f, f"not valid TOML ({exc})") from None
+        return got.get("announcement") or None
+
+    def set_net_next(self, ann: dict) -> bool:
+        """Record announcement ``ann`` unless a newer one is recorded; True: recorded."""
+        self.root.mkdir(parents=True, exist_ok=True)
+        with fileio.locked(self.root / f".{NET_NEXT}.lock", timeout=LOCK_WAIT):
+            old = self.net_next()
+            if old and old.get("date", "") > ann["date"]:
+                return False
+            fileio.atomic_write(self.root / NET_NEXT, tomli_w.dumps({"announcement": ann}),
+                                fsync=True)
+        return True
 
     def versions(self, name: str) -> list[int]:
         return sorted(int(k[1:]) for k in self.record(name).get("versions", {}))
