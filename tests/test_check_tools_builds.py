@@ -1,4 +1,5 @@
-"""ynl-build and build-tools (NIPA's ynl and build_tools) through the CLI on
+"""ynl-build, build-tools and dt-binding-check (NIPA's ynl, build_tools and
+dt_binding_check) through the CLI on
 the real 6.12 tree: the forecast they make known, what build-tools picks,
 and a missing tool. The good and bad builds themselves are the fixtures'
 (tests/test_checks_fixtures.py, marked build); the fixtures' mboxes are
@@ -73,7 +74,7 @@ def test_build_tools_picks_what_a_uapi_header_reaches_and_names_nipas_skips(kern
 
 
 @pytest.mark.tree
-@pytest.mark.parametrize("check_id", ["ynl-build", "build-tools"])
+@pytest.mark.parametrize("check_id", ["ynl-build", "build-tools", "dt-binding-check"])
 def test_a_missing_tool_is_one_line_naming_the_package(cli, kernel_tree, tmp_path, check_id):
     """Only git on PATH: no make, no gcc. Status error, exit 2, the context unknown."""
     bin_dir = tmp_path / "bin"
@@ -88,5 +89,35 @@ def test_a_missing_tool_is_one_line_naming_the_package(cli, kernel_tree, tmp_pat
     assert "Traceback" not in cp.stderr
     report = json.loads(cp.stdout)
     assert {c["id"]: c["status"] for c in report["checks"]} == {check_id: "error"}
-    context = "ynl" if check_id == "ynl-build" else "build_tools"
+    context = {"ynl-build": "ynl", "build-tools": "build_tools",
+               "dt-binding-check": "dt_binding_check"}[check_id]
     assert set(_forecast(report, context)) == {"unknown"}
+
+
+@pytest.mark.build
+@pytest.mark.tree
+def test_dt_binding_check_puts_an_invalid_binding_at_file_line_and_a_valid_one_is_silent(
+        cli, kernel_tree, build_dir):
+    """The bad binding: an example property its schema does not allow
+    (dt-validate) and a yamllint error, each new at the binding's line; its
+    one referrer (fsl,fman.yaml) is checked too. The valid change: no
+    warning, and NIPA's dt_binding_check known (success). The fixtures'
+    runs are kept (per commit): this reuses them."""
+    bad = _report(cli, FIX / "dt-binding-check" / "bad.mbox", kernel_tree, "dt-binding-check",
+                  build_dir)
+    # new lines are warnings (exit 0, as build-w1's); NIPA's fail is the forecast's
+    assert bad.returncode == 0, bad.stderr[-2000:]
+    report = json.loads(bad.stdout)
+    assert _forecast(report, "dt_binding_check") == ["fail"]
+    path = "Documentation/devicetree/bindings/net/fsl,fman-muram.yaml"
+    at = {(f["file"], f["line"]) for f in report["findings"]
+          if f["check"] == "dt-binding-check" and f["severity"] != "info"}
+    assert (path, 27) in at and (path, 40) in at, at    # maxItems:  1 ; fsl,bogus = <1>;
+    infos = [f["message"] for f in report["findings"] if f["severity"] == "info"]
+    assert any("net/fsl,fman.yaml ($ref fsl,fman-muram.yaml)" in m for m in infos), infos
+    good = _report(cli, FIX / "dt-binding-check" / "good.mbox", kernel_tree,
+                   "dt-binding-check", build_dir)
+    assert good.returncode == 0, good.stderr[-2000:]
+    report = json.loads(good.stdout)
+    assert _forecast(report, "dt_binding_check") == ["success"]
+    assert [f for f in report["findings"] if f["severity"] != "info"] == []

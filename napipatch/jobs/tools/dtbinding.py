@@ -19,7 +19,7 @@ printed is kept beside it and counted in every run on that tree.
 
     <build root>/<tree>-<hash>/dt/<base12>/src            base's Makefile, scripts
                                           /obj-<bindings tree>-<dtschema>
-                                          /results/<commit12>-<files>.json
+                                          /results/<commit12>-<files>-v<n>.json
                                           /lock
 
 A line is new when the parent's run did not print it (compared by text,
@@ -49,7 +49,7 @@ from napipatch.jobs.warnings.job import could_not_run
 from napipatch.jobs.warnings.seriesresult import SeriesJob
 from napipatch.report.findings import Finding, Severity
 from napipatch.tree import gitutil
-from napipatch.tree.export import export_paths
+from napipatch.tree.export import export_paths, lock_of
 
 CHECK = "dt-binding-check"
 KIND = "dt-binding-check"
@@ -58,21 +58,23 @@ BINDINGS = "Documentation/devicetree/bindings/"
 TRUSTED = ("Makefile", "scripts", "arch/x86/Makefile", "arch/x86/Makefile_32.cpu",
            BINDINGS + "Makefile")
 DATA = (BINDINGS.rstrip("/"), "include/dt-bindings")
-# (program, what installs it): dtschema's programs come from PyPI, found
-# beside napipatch's interpreter first (pyproject.toml's ``dt`` extra).
-TOOLS = (("make", "apt-get install make"), ("gcc", "apt-get install gcc"),
-         ("flex", "apt-get install flex"), ("bison", "apt-get install bison"),
-         ("dt-doc-validate", "pip install dtschema"), ("dt-mk-schema", "pip install dtschema"),
-         ("dt-extract-example", "pip install dtschema"), ("dt-validate", "pip install dtschema"),
-         ("yamllint", "pip install yamllint"))
+# (program, installer, package): dtschema's programs and yamllint come from
+# PyPI, found beside napipatch's interpreter first (pyproject.toml's ``dt``
+# and ``lint`` extras).
+TOOLS = (("make", "apt-get", "make"), ("gcc", "apt-get", "gcc"), ("flex", "apt-get", "flex"),
+         ("bison", "apt-get", "bison"), ("dt-doc-validate", "pip", "dtschema"),
+         ("dt-mk-schema", "pip", "dtschema"), ("dt-extract-example", "pip", "dtschema"),
+         ("dt-validate", "pip", "dtschema"), ("yamllint", "pip", "yamllint"))
 MAX_REFERRERS = 4
 _NO_FILE = "napipatch-matches-no-binding"
+_RESULTS = 1   # bumped when what a kept result holds changes
 TIMEOUT = 1800
 _REF = re.compile(r"\$ref:\s*[\"']?([^\"'#\s]+\.yaml)")
 _POS = re.compile(r":\d+(?:[.:]\d+)?(?:-\d+(?:\.\d+)?)?:")
 _YAML_POS = re.compile(r"^(?P<file>[^\s:]+\.yaml):(?P<line>\d+):\d+: ")
 _EXAMPLE = re.compile(r"^(?P<file>[^\s:]+)\.example\.dt[bs]:(?:(?P<line>\d+)[.:]\S*:)?")
 _QUOTED = re.compile(r"'([^']+)'")
+_NAMED = re.compile(r"(?:\): |^ )([#\w][\w,.#+-]*): ")   # "node (compat): prop: ..."
 
 
 def relevant(path: str) -> bool:
@@ -86,15 +88,16 @@ def _env() -> dict:
                 LC_ALL="C", LANG="C")
 
 
-def missing_tools() -> list[tuple[str, str]]:
+def missing_tools() -> list[tuple[str, str, str]]:
     path = _env()["PATH"]
-    return [(t, how) for t, how in TOOLS if shutil.which(t, path=path) is None]
+    return [t for t in TOOLS if shutil.which(t[0], path=path) is None]
 
 
-def missing_text(gone: list[tuple[str, str]]) -> str:
-    """``dt-doc-validate, dt-validate not installed (pip install dtschema)``."""
-    hows = sorted({h for _t, h in gone})
-    return f"{', '.join(t for t, _h in gone)} not installed ({'; '.join(hows)})"
+def missing_text(gone: list[tuple[str, str, str]]) -> str:
+    """``dt-doc-validate, yamllint not installed (pip install dtschema yamllint)``."""
+    hows = [f"{how} install {' '.join(dict.fromkeys(p for _t, h, p in gone if h == how))}"
+            for how in dict.fromkeys(h for _t, h, _p in gone)]
+    return f"{', '.join(t for t, _h, _p in gone)} not installed ({'; '.join(hows)})"
 
 
 def dtschema_version() -> str:
@@ -179,7 +182,7 @@ class DtTree:
         have = [f for f in files if gitutil.git(self.repo, "cat-file", "-e", f"{commit}:{f}",
                                                 check=False).returncode == 0]
         key = hashlib.sha256("\0".join(have).encode()).hexdigest()[:10]
-        done = self.root / "results" / f"{commit[:12]}-{key}.json"
+        done = self.root / "results" / f"{commit[:12]}-{key}-v{_RESULTS}.json"
         if done.exists():
             return CheckRun(**json.loads(done.read_text()))
         t0 = time.monotonic()
@@ -222,6 +225,7 @@ class DtTree:
             shutil.copy2(self.root / "trusted" / BINDINGS / "Makefile",
                          self.src / BINDINGS / "Makefile")
             shutil.rmtree(export, ignore_errors=True)
+            lock_of(export).unlink(missing_ok=True)
             self._data_at = commit
         tree = gitutil.out(self.repo, "rev-parse", f"{commit}:{DATA[0]}").strip()
         obj = self.root / f"obj-{tree[:12]}-{self.version}"
@@ -239,11 +243,16 @@ class DtTree:
         if said.exists():
             return json.loads(said.read_text())
         self.progress(f"{CHECK}: dt-mk-schema over every binding ({obj.name})")
+        # made again so that what it prints is seen
+        (obj / BINDINGS / "processed-schema.json").unlink(missing_ok=True)
         # dt_binding_schemas needs a .config in 6.12: dt_binding_check on
-        # no file makes the schema (and dtc) and checks nothing
-        out = self._make(obj, "dt_binding_check", f"DT_SCHEMA_FILES={_NO_FILE}")
-        lines = [ln for ln in self._clean(out) if "yamllint" not in ln]
-        said.write_text(json.dumps(lines))
+        # no file (and no yamllint) makes the schema and dtc, checks nothing
+        out = self._make(obj, "dt_binding_check", f"DT_SCHEMA_FILES={_NO_FILE}",
+                         "DT_SCHEMA_LINT=")
+        lines = self._clean(out)
+        tmp = said.with_suffix(".tmp")
+        tmp.write_text(json.dumps(lines))
+        tmp.replace(said)
         return lines
 
     def _make(self, obj: Path, *args: str) -> str:
@@ -275,7 +284,7 @@ def key(line: str) -> str:
 def where(repo: Path, commit: str, line: str) -> tuple[str | None, int | None]:
     """The binding and its line a message is about: yamllint's and
     dt-doc-validate's FILE:LINE; for an example's message, the line of the
-    example in the binding (the dts line, or the first quoted name)."""
+    example in the binding (the property it names, else ``examples:``)."""
     m = _YAML_POS.match(line)
     if m:
         return m.group("file"), int(m.group("line"))
@@ -287,8 +296,10 @@ def where(repo: Path, commit: str, line: str) -> tuple[str | None, int | None]:
     text = gitutil.git(repo, "show", f"{commit}:{f}", check=False).stdout or ""
     rows = text.splitlines()
     start = next((i for i, r in enumerate(rows) if r.startswith("examples:")), 0)
-    for name in _QUOTED.findall(line.split(":", 1)[1]):
-        hit = next((i for i in range(start, len(rows)) if name in rows[i]), None)
+    rest = line.split(":", 1)[1]
+    for name in _NAMED.findall(rest) + _QUOTED.findall(rest):
+        prop = re.compile(rf"^\s*{re.escape(name)}\s*[=;]")
+        hit = next((i for i in range(start, len(rows)) if prop.match(rows[i])), None)
         if hit is not None:
             return f, hit + 1
     return f, (start + 1 if start else None)
