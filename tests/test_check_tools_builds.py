@@ -121,3 +121,19 @@ def test_dt_binding_check_puts_an_invalid_binding_at_file_line_and_a_valid_one_i
     report = json.loads(good.stdout)
     assert _forecast(report, "dt_binding_check") == ["success"]
     assert [f for f in report["findings"] if f["severity"] != "info"] == []
+
+
+@pytest.mark.tree
+def test_dt_binding_check_picks_the_referrers_nearest_first_and_bounded(kernel_tree):
+    """fsl,fman-muram.yaml has one referrer (a relative $ref beside it);
+    ethernet-controller.yaml has scores: four are checked (same directory
+    first, then by name), and the rest are named."""
+    from napipatch.jobs.tools.dtbinding import BINDINGS, MAX_REFERRERS, pick
+
+    one = pick(kernel_tree, "HEAD", [BINDINGS + "net/fsl,fman-muram.yaml"])
+    assert one.files == [BINDINGS + "net/fsl,fman-muram.yaml", BINDINGS + "net/fsl,fman.yaml"]
+    assert one.dropped == []
+    many = pick(kernel_tree, "HEAD", [BINDINGS + "net/ethernet-controller.yaml"])
+    assert len(many.files) == 1 + MAX_REFERRERS and len(many.dropped) > 20
+    assert all(f.startswith(BINDINGS + "net/") for f in many.files)
+    assert many.files[1:] == sorted(many.files[1:]) and many.files[-1] < many.dropped[0]

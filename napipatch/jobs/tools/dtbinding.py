@@ -328,19 +328,19 @@ class DtBindingJob(SeriesJob):
             touched = [x for x in am if relevant(x)]
             if touched:
                 plans.append((p, PatchStep(i, c, pick(self.repo, c, touched))))
-        if any(st.picked.files for _p, st in plans):
+        todo = [(p, st) for p, st in plans if st.picked.files]
+        if todo:
             gone = missing_tools()
             if gone:
                 return could_not_run(CHECK, KIND, f"{CHECK} could not run: "
                                      f"{missing_text(gone)}", self.kind)
-        try:
-            with DtTree(self.repo, self.base, self.cache, self.jobs, progress) as dt:
-                for p, st in plans:
-                    if st.picked.files:
+            try:
+                with DtTree(self.repo, self.base, self.cache, self.jobs, progress) as dt:
+                    for p, st in todo:
                         st.before = dt.check(p, st.picked.files)
                         st.after = dt.check(st.commit, st.picked.files)
-        except NapipatchError as exc:
-            return could_not_run(CHECK, KIND, f"{CHECK} could not run: {exc}", self.kind)
+            except NapipatchError as exc:
+                return could_not_run(CHECK, KIND, f"{CHECK} could not run: {exc}", self.kind)
         findings: list[Finding] = []
         for _p, st in plans:
             findings += step_findings(self.repo, st)
