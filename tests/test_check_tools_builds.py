@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -137,3 +139,35 @@ def test_dt_binding_check_picks_the_referrers_nearest_first_and_bounded(kernel_t
     assert len(many.files) == 1 + MAX_REFERRERS and len(many.dropped) > 20
     assert all(f.startswith(BINDINGS + "net/") for f in many.files)
     assert many.files[1:] == sorted(many.files[1:]) and many.files[-1] < many.dropped[0]
+
+
+@pytest.mark.tree
+def test_dt_binding_check_without_dtschema_names_the_pip_packages(kernel_tree, tmp_path):
+    """napipatch's interpreter in a venv without the dt extra (and without
+    yamllint), make, gcc, flex and bison on PATH: status error, exit 2,
+    one line naming the packages, NIPA's dt_binding_check unknown."""
+    venv = tmp_path / "venv"
+    (venv / "bin").mkdir(parents=True)
+    shutil.copy(Path(sys.prefix) / "pyvenv.cfg", venv / "pyvenv.cfg")
+    os.symlink(Path(sys.prefix) / "lib", venv / "lib")      # napipatch, not dtschema's programs
+    os.symlink(sys.executable, venv / "bin" / "python")
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for tool in ("git", "make", "gcc", "flex", "bison"):
+        os.symlink(shutil.which(tool), bin_dir / tool)
+    cp = subprocess.run([str(venv / "bin" / "python"), "-m", "napipatch", "check",
+                         str(FIX / "dt-binding-check" / "good.mbox"), "--tree", str(kernel_tree),
+                         "--only", "dt-binding-check", "--format", "json"],
+                        capture_output=True, text=True, cwd=tmp_path,
+                        env=dict(os.environ, PATH=str(bin_dir),
+                                 NAPIPATCH_BUILD_DIR=str(tmp_path / "b"),
+                                 NAPIPATCH_SERIES_DIR=str(tmp_path / "series"),
+                                 XDG_CACHE_HOME=str(tmp_path / "cache")))
+    assert cp.returncode == 2, (cp.stdout[-2000:], cp.stderr[-2000:])
+    err = [ln for ln in cp.stderr.splitlines() if ln.startswith("napipatch: error:")]
+    assert err == ["napipatch: error: dt-binding-check could not run: dt-doc-validate, "
+                   "dt-mk-schema, dt-extract-example, dt-validate, yamllint not installed "
+                   "(pip install dtschema yamllint)"], cp.stderr
+    report = json.loads(cp.stdout)
+    assert {c["id"]: c["status"] for c in report["checks"]} == {"dt-binding-check": "error"}
+    assert set(_forecast(report, "dt_binding_check")) == {"unknown"}
