@@ -37,12 +37,14 @@ JOBS = {
                  "netlink spec or a uapi header and at the base",
     "build-tools": "the selftest targets a patch can change (make -C tools/testing/selftests), "
                    "at its parent and at the patch",
+    "dt-binding-check": "make dt_binding_check on the DT bindings a patch changes and those "
+                        "that $ref them, at its parent and at the patch",
 }
 PER_TARGET_JOBS = ("build", "boot", "remote")
 # `napipatch test warnings`: NIPA's three build tests, then coccinelle and the
 # docs build on the touched files, then NIPA's tools builds (ynl, build_tools).
 WARNING_JOBS = ("warnings-w1", "warnings-32bit", "warnings-clang", "cocci", "htmldocs",
-                "ynl-tools", "build-tools")
+                "ynl-tools", "build-tools", "dt-binding-check")
 
 
 @dataclass(frozen=True)

@@ -38,6 +38,9 @@ $SUDO apt-get update -qq
 # headers (measured on 6.12: ncdevmem.c, epoll_busy_poll and
 # reuseport_bpf_numa.c); NIPA's whole selftests build (benchmarks/tools_builds.py
 # --anchor) also needs cap-ng.h (capabilities), popt.h (mqueue), fuse.h (memfd).
+# dt-binding-check (NIPA's dt_binding_check): dtschema (the dt extra) needs
+# pylibfdt, built from source with swig; dtc is built from the tree with
+# flex and bison (listed above), without libyaml in 6.12 (-DNO_YAML).
 # checkpatch.pl, get_maintainer.pl and kernel-doc use only core perl modules,
 # public-inbox has no Recommends, and qemu-system-x86 Depends on seabios and
 # ipxe-qemu (its Recommends: a GUI, qemu-utils, OVMF, are not used).
@@ -49,7 +52,7 @@ $SUDO apt-get install -y -q --no-install-recommends \
     redis-server openssh-server openssh-client iproute2 ethtool iputils-ping \
     sparse clang lld llvm coccinelle ocaml-nox python3-sphinx gpg \
     python3-jsonschema libmnl-dev libcap-dev libnuma-dev libcap-ng-dev libpopt-dev \
-    libfuse-dev >/dev/null
+    libfuse-dev swig >/dev/null
 # The shipped series (v5's base-commit:) and the tests are made on the tree
 # `napipatch tree prepare` makes from 6.12.117's tarball; a newer point
 # release is another commit. Keep 117 while the archive has it.
@@ -62,7 +65,8 @@ fi
 [ -x .venv/bin/python ] || python3 -m venv .venv
 .venv/bin/pip install -q --upgrade pip >/dev/null
 # distributed: Celery for the celery executor and workers; test: pytest and
-# friends; lint: the pinned linters and patatt the netdev CI's checks run.
+# friends; lint: the pinned linters and patatt the netdev CI's checks run;
+# dt: dtschema for make dt_binding_check.
 # constraints.txt holds the exact versions the suite passed with.
-.venv/bin/pip install -q -e '.[test,distributed,lint]' -c constraints.txt
+.venv/bin/pip install -q -e '.[test,distributed,lint,dt]' -c constraints.txt
 echo "napipatch installed: $(.venv/bin/napipatch --help >/dev/null && echo .venv/bin/napipatch)"

@@ -1,4 +1,5 @@
-"""ynl-build and build-tools (NIPA's ynl and build_tools) through the CLI on
+"""ynl-build, build-tools and dt-binding-check (NIPA's ynl, build_tools and
+dt_binding_check) through the CLI on
 the real 6.12 tree: the forecast they make known, what build-tools picks,
 and a missing tool. The good and bad builds themselves are the fixtures'
 (tests/test_checks_fixtures.py, marked build); the fixtures' mboxes are
@@ -9,6 +10,8 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -73,7 +76,7 @@ def test_build_tools_picks_what_a_uapi_header_reaches_and_names_nipas_skips(kern
 
 
 @pytest.mark.tree
-@pytest.mark.parametrize("check_id", ["ynl-build", "build-tools"])
+@pytest.mark.parametrize("check_id", ["ynl-build", "build-tools", "dt-binding-check"])
 def test_a_missing_tool_is_one_line_naming_the_package(cli, kernel_tree, tmp_path, check_id):
     """Only git on PATH: no make, no gcc. Status error, exit 2, the context unknown."""
     bin_dir = tmp_path / "bin"
@@ -88,5 +91,83 @@ def test_a_missing_tool_is_one_line_naming_the_package(cli, kernel_tree, tmp_pat
     assert "Traceback" not in cp.stderr
     report = json.loads(cp.stdout)
     assert {c["id"]: c["status"] for c in report["checks"]} == {check_id: "error"}
-    context = "ynl" if check_id == "ynl-build" else "build_tools"
+    context = {"ynl-build": "ynl", "build-tools": "build_tools",
+               "dt-binding-check": "dt_binding_check"}[check_id]
     assert set(_forecast(report, context)) == {"unknown"}
+
+
+@pytest.mark.build
+@pytest.mark.tree
+def test_dt_binding_check_puts_an_invalid_binding_at_file_line_and_a_valid_one_is_silent(
+        cli, kernel_tree, build_dir):
+    """The bad binding: an example property its schema does not allow
+    (dt-validate) and a yamllint error, each new at the binding's line; its
+    one referrer (fsl,fman.yaml) is checked too. The valid change: no
+    warning, and NIPA's dt_binding_check known (success). The fixtures'
+    runs are kept (per commit): this reuses them."""
+    bad = _report(cli, FIX / "dt-binding-check" / "bad.mbox", kernel_tree, "dt-binding-check",
+                  build_dir)
+    # new lines are warnings (exit 0, as build-w1's); NIPA's fail is the forecast's
+    assert bad.returncode == 0, bad.stderr[-2000:]
+    report = json.loads(bad.stdout)
+    assert _forecast(report, "dt_binding_check") == ["fail"]
+    path = "Documentation/devicetree/bindings/net/fsl,fman-muram.yaml"
+    at = {(f["file"], f["line"]) for f in report["findings"]
+          if f["check"] == "dt-binding-check" and f["severity"] != "info"}
+    assert (path, 27) in at and (path, 40) in at, at    # maxItems:  1 ; fsl,bogus = <1>;
+    infos = [f["message"] for f in report["findings"] if f["severity"] == "info"]
+    assert any("net/fsl,fman.yaml ($ref fsl,fman-muram.yaml)" in m for m in infos), infos
+    good = _report(cli, FIX / "dt-binding-check" / "good.mbox", kernel_tree,
+                   "dt-binding-check", build_dir)
+    assert good.returncode == 0, good.stderr[-2000:]
+    report = json.loads(good.stdout)
+    assert _forecast(report, "dt_binding_check") == ["success"]
+    assert [f for f in report["findings"] if f["severity"] != "info"] == []
+
+
+@pytest.mark.tree
+def test_dt_binding_check_picks_the_referrers_nearest_first_and_bounded(kernel_tree):
+    """fsl,fman-muram.yaml has one referrer (a relative $ref beside it);
+    ethernet-controller.yaml has scores: four are checked (same directory
+    first, then by name), and the rest are named."""
+    from napipatch.jobs.tools.dtbinding import BINDINGS, MAX_REFERRERS, pick
+
+    one = pick(kernel_tree, "HEAD", [BINDINGS + "net/fsl,fman-muram.yaml"])
+    assert one.files == [BINDINGS + "net/fsl,fman-muram.yaml", BINDINGS + "net/fsl,fman.yaml"]
+    assert one.dropped == []
+    many = pick(kernel_tree, "HEAD", [BINDINGS + "net/ethernet-controller.yaml"])
+    assert len(many.files) == 1 + MAX_REFERRERS and len(many.dropped) > 20
+    assert all(f.startswith(BINDINGS + "net/") for f in many.files)
+    assert many.files[1:] == sorted(many.files[1:]) and many.files[-1] < many.dropped[0]
+
+
+@pytest.mark.tree
+def test_dt_binding_check_without_dtschema_names_the_pip_packages(kernel_tree, tmp_path):
+    """napipatch's interpreter in a venv without the dt extra (and without
+    yamllint), make, gcc, flex and bison on PATH: status error, exit 2,
+    one line naming the packages, NIPA's dt_binding_check unknown."""
+    venv = tmp_path / "venv"
+    (venv / "bin").mkdir(parents=True)
+    shutil.copy(Path(sys.prefix) / "pyvenv.cfg", venv / "pyvenv.cfg")
+    os.symlink(Path(sys.prefix) / "lib", venv / "lib")      # napipatch, not dtschema's programs
+    os.symlink(sys.executable, venv / "bin" / "python")
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for tool in ("git", "make", "gcc", "flex", "bison"):
+        os.symlink(shutil.which(tool), bin_dir / tool)
+    cp = subprocess.run([str(venv / "bin" / "python"), "-m", "napipatch", "check",
+                         str(FIX / "dt-binding-check" / "good.mbox"), "--tree", str(kernel_tree),
+                         "--only", "dt-binding-check", "--format", "json"],
+                        capture_output=True, text=True, cwd=tmp_path,
+                        env=dict(os.environ, PATH=str(bin_dir),
+                                 NAPIPATCH_BUILD_DIR=str(tmp_path / "b"),
+                                 NAPIPATCH_SERIES_DIR=str(tmp_path / "series"),
+                                 XDG_CACHE_HOME=str(tmp_path / "cache")))
+    assert cp.returncode == 2, (cp.stdout[-2000:], cp.stderr[-2000:])
+    err = [ln for ln in cp.stderr.splitlines() if ln.startswith("napipatch: error:")]
+    assert err == ["napipatch: error: dt-binding-check could not run: dt-doc-validate, "
+                   "dt-mk-schema, dt-extract-example, dt-validate, yamllint not installed "
+                   "(pip install dtschema yamllint)"], cp.stderr
+    report = json.loads(cp.stdout)
+    assert {c["id"]: c["status"] for c in report["checks"]} == {"dt-binding-check": "error"}
+    assert set(_forecast(report, "dt_binding_check")) == {"unknown"}

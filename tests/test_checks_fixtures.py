@@ -147,7 +147,7 @@ def _runs_of_job_fixtures() -> dict[tuple, list[str]]:
 
 RUNS = _runs_of_job_fixtures()
 # NIPA's tools builds: no allmodconfig tree, a worktree and exports of their own
-TOOLS_JOBS = ("ynl-tools", "build-tools")
+TOOLS_JOBS = ("ynl-tools", "build-tools", "dt-binding-check")
 
 
 class JobRuns:
@@ -204,12 +204,13 @@ def _job_good_and_bad(job_runs: JobRuns, check_id: str, env: dict | None = None)
 def test_job_fixtures_share_their_runs():
     """What keeps the build tests' time down: the checks of the boot job
     share one good run, the six build-warning checks another; 18 runs, not 24 (the
-    tools builds, ynl-build and build-tools, have fixtures of their own: a
-    spec or a selftest change, not the dummy driver's)."""
+    tools builds, ynl-build, build-tools and dt-binding-check, have fixtures
+    of their own: a spec, a selftest or a binding change, not the dummy
+    driver's)."""
     assert sorted(sorted(ids) for ids in RUNS.values()) == sorted(
         [["build"], ["build"], ["boot", "selftest"], ["boot"], ["selftest"],
          ["remote"], ["remote"], ["ynl-build"], ["ynl-build"], ["build-tools"],
-         ["build-tools"],
+         ["build-tools"], ["dt-binding-check"], ["dt-binding-check"],
          ["build-32bit", "build-clang", "build-w1", "cocci", "htmldocs", "sparse"]]
         + [[i] for i in ("build-32bit", "build-clang", "build-w1", "cocci", "htmldocs",
                          "sparse")])

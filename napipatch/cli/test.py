@@ -113,7 +113,7 @@ def _ids(*ids: str) -> Callable[[CheckInfo], bool]:
 
 def _warning_jobs(c: CheckInfo) -> bool:
     """The checks of `napipatch test warnings`: NIPA's build tests, cocci, htmldocs,
-    NIPA's tools builds (ynl-build, build-tools)."""
+    NIPA's tools builds (ynl-build, build-tools, dt-binding-check)."""
     return c.job in WARNING_JOBS
 
 
@@ -172,7 +172,8 @@ def warnings_cmd(target: str = typer.Argument(..., help=TARGET_HELP), tree: Opti
     W=1 + sparse, i386 and clang allmodconfig on the objects each patch can change
     (build-w1, sparse, build-32bit, build-clang), then coccinelle and the docs
     build on the touched files (cocci, htmldocs), then tools/net/ynl and the
-    selftests a patch can change (ynl-build, build-tools); exit 1 on build errors."""
+    selftests a patch can change (ynl-build, build-tools), and make dt_binding_check
+    on the DT bindings it changes (dt-binding-check); exit 1 on build errors."""
     _drive(target, one_tree(tree, repo), base, fmt,
            lambda c: c.id == "apply" or _warning_jobs(c), JobPlan(jobs=jobs), only, skip)
 

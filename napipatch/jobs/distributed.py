@@ -5,7 +5,7 @@ and idpf needs hosts with real hardware. ``CeleryExecutor`` sends each job
 to the queue named after its target (``virtio-net``, ``idpf``), so idpf
 jobs reach only workers started with ``--queues idpf``; the build-warning
 jobs (``warnings``, ``cocci``, ``htmldocs``) and the tools builds
-(``ynl-tools``, ``build-tools``) go to the ``build`` queue; ``napipatch
+(``ynl-tools``, ``build-tools``, ``dt-binding-check``) go to the ``build`` queue; ``napipatch
 worker`` runs them and hands back the same ``JobResult`` the local
 executor returns.
 
@@ -34,6 +34,7 @@ from napipatch.jobs.boot.remote import RemoteJob
 from napipatch.jobs.boot.job import BootJob
 from napipatch.jobs.build.job import BuildJob
 from napipatch.jobs.executor import JobResult, infra_result, is_infra
+from napipatch.jobs.tools.dtbinding import DtBindingJob
 from napipatch.jobs.tools.selftests import ToolsJob
 from napipatch.jobs.tools.ynl import YnlJob
 from napipatch.jobs.warnings.cocci import CocciJob
@@ -63,8 +64,8 @@ def job_types() -> dict[str, type]:
     return {"build": BuildJob, "boot": BootJob, "remote": RemoteJob,
             # the build-warning jobs go to the "build" queue (their ``queue``)
             "warnings": WarningsJob, "cocci": CocciJob, "htmldocs": DocsJob,
-            # and the tools builds (NIPA's ynl and build_tools)
-            "ynl-tools": YnlJob, "build-tools": ToolsJob}
+            # and the tools builds (NIPA's ynl, build_tools and dt_binding_check)
+            "ynl-tools": YnlJob, "build-tools": ToolsJob, "dt-binding-check": DtBindingJob}
 
 
 def to_payload(job, patches: list[str] | None = None, base: str | None = None) -> dict:

@@ -21,6 +21,7 @@ from napipatch.jobs.boot.remote import RemoteHost, RemoteJob, host_dict
 from napipatch.jobs.build.job import BuildJob
 from napipatch.jobs.distributed import CeleryExecutor, app_from_config
 from napipatch.jobs.executor import JobResult, LocalExecutor
+from napipatch.jobs.tools.dtbinding import DtBindingJob
 from napipatch.jobs.tools.selftests import ToolsJob
 from napipatch.jobs.tools.ynl import YnlJob
 from napipatch.jobs.warnings.cocci import CocciJob
@@ -36,7 +37,7 @@ from napipatch.tree.applied import Applied
 # objects), then NIPA's build tests and tools builds, then the guests and
 # the hosts.
 ORDER = ("build", "warnings-w1", "warnings-32bit", "warnings-clang", "cocci", "htmldocs",
-         "ynl-tools", "build-tools", "boot", "remote")
+         "ynl-tools", "build-tools", "dt-binding-check", "boot", "remote")
 assert set(ORDER) == set(JOBS), "every job in napipatch.checks.JOBS has its place here"
 
 
@@ -76,7 +77,7 @@ def jobs_for(job: str, cfg, applied: Applied, plan: JobPlan) -> tuple[list, str]
         return [WarningsJob(config=job.removeprefix("warnings-"), base=applied.base,
                             commits=commits, limit=cfg.warnings_objects, **common)], ""
     kind = {"cocci": CocciJob, "htmldocs": DocsJob, "ynl-tools": YnlJob,
-            "build-tools": ToolsJob}[job]
+            "build-tools": ToolsJob, "dt-binding-check": DtBindingJob}[job]
     return [kind(base=applied.base, commits=commits, **common)], ""
 
 

@@ -138,7 +138,11 @@ CONTEXTS: tuple[Context, ...] = (
             partial=_SAMPLED),
     Context("build_clang_rust", "patch", "LLVM=1 allmodconfig with Rust, when a .rs file "
             "changes: fail when warnings grow",
-            note="a Rust-enabled clang build of the whole tree: napipatch does not build Rust",
+            note="a Rust-enabled LLVM=1 allmodconfig build of the whole tree (hours on 2 cores) "
+                 "with a rustc at least the tree's scripts/min-tool-version.sh (6.12: 1.78, "
+                 "7.2: 1.85), bindgen and rust-src: napipatch does not build Rust (measured "
+                 "here: rustup's rustc 1.95.0 without rust-src or bindgen; Debian 12's rustc is "
+                 "1.63)",
             skip=_skip_unless(r"\.rs$", "No Rust files in patch. Skipping build",
                               am_only=False)),
     Context("build_tools", "patch", "when include/ or tools/ change: make headers and the "
@@ -157,12 +161,15 @@ CONTEXTS: tuple[Context, ...] = (
             "get_net/put_net/init_dummy_netdev, __free() in drivers/net (warning)"),
     Context("dt_binding_check", "patch", "make dt_binding_check when a DT binding changes: "
             "fail when its warnings grow",
-            note="the DT schema tools (make dt_binding_check): napipatch does not run them",
+            partial="not every binding NIPA checks was checked here (the changed ones and "
+                    "those that $ref them, bounded; the job's info says which)",
             skip=_skip_unless(r"^Documentation/devicetree/bindings/",
                               "No DT binding files touched, skip")),
     Context("dtbs_check", "patch", "make dtbs CHECK_DT_BINDING=y for the touched "
             "architectures: fail when its warnings grow",
-            note="device tree builds for 13 architectures: napipatch does not build them",
+            note="allmodconfig and make dtbs CHECK_DT_BINDING=y for each of 13 architectures "
+                 "(all 13 when a binding changes), host gcc behind a shim, at the parent and "
+                 "the patch: napipatch does not build them",
             skip=_dtbs_skip),
     Context("header_inline", "patch", "a static function without inline added in a .h"),
     Context("kdoc", "patch", "kernel-doc -Wall on the touched files: fail when a warning "
