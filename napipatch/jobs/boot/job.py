@@ -43,10 +43,11 @@ class BootJob:
     label: str = "tip"
     base: str | None = None  # the series' base: which selftests changed, and reruns of failures
     at: int = 0  # the patch number of ``commit`` (selftest findings name it)
+    flavour: str = ""  # a [flavours.NAME] of the target ("": the plain build)
 
     def run(self, progress) -> JobResult:
         t0 = time.monotonic()
-        target = targets.load(self.target)
+        target = targets.load(self.target, self.flavour)
         guest = None
         with Builder(self.repo, target, self.cache, jobs=self.jobs, progress=progress) as b:
             step = b.step(self.patch, self.commit, f"{self.label}-for-boot")
@@ -68,14 +69,14 @@ class BootJob:
         status = "fail" if any(f.severity is Severity.ERROR for f in findings) else "pass"
         findings.append(Finding(
             check="boot", severity=Severity.INFO, patch=0,
-            message=f"booted {target.name} ({self.commit[:12]}) with {res.backend} under "
+            message=f"booted {target.label} ({self.commit[:12]}) with {res.backend} under "
                     f"{res.accel.upper()} in {res.seconds:.0f} s: {tap_counts(res.tests)}"
                     + (f"; selftests: {selftest_counts(guest.cases)} in "
                        f"{res.selftest_seconds or 0:.0f} s" if guest else ""),
             hint=f"console log: {res.console_log}",
             details=tap_lines(res.tests) + (f"\n{selftest_lines(guest.cases)}" if guest else "")))
         return JobResult("boot", target.name, status, findings, round(time.monotonic() - t0, 1),
-                         data=_boot_data(res, guest))
+                         data={**_boot_data(res, guest), "flavour": target.flavour})
 
     def _selftest_findings(self, guest: selfrun.GuestRun | None) -> list[Finding]:
         if guest is None:
