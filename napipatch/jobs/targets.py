@@ -82,6 +82,8 @@ SCHEMA = {
             "properties": {
                 "run": {**_STRINGS, "default": []},
                 "max-timeout": {"type": "integer", "exclusiveMinimum": 0, "default": 600},
+                # at most this many chosen for what the series changes (choose.py)
+                "related": {"type": "integer", "minimum": 0, "default": 6},
             },
         },
     },
@@ -117,6 +119,7 @@ class Target:
     # Kernel selftests (dir:prog) run on every boot, besides those the series changes.
     selftests: list[str]
     selftest_max_timeout: int  # caps a dir's settings timeout (net says 3600)
+    selftest_related: int = 6  # at most this many chosen for what the series changes
     flavour: str = ""  # "" the plain build, else a [flavours.NAME] of target.toml
     flavours: tuple[str, ...] = ()  # the flavours target.toml declares
 
@@ -176,6 +179,7 @@ def load(name: str, flavour: str = "") -> Target:
         base_config=data["base-config"], fragments=fragments, make_targets=data["make-targets"],
         image=data["image"], must_build=data["must-build"], boot=boot,
         selftests=data["selftests"]["run"], selftest_max_timeout=data["selftests"]["max-timeout"],
+        selftest_related=data["selftests"]["related"],
         flavours=tuple(sorted(data["flavours"])))
     return _flavoured(t, data, shown, flavour) if flavour else t
 

@@ -16,6 +16,7 @@ from napipatch.jobs.boot import qemu, selfrun
 from napipatch.jobs.boot.result import BootResult
 from napipatch.jobs.build.builder import Builder
 from napipatch.jobs.executor import JobResult
+from napipatch.jobs.results import choose
 from napipatch.jobs.results.verdicts import (
     boot_findings,
     selftest_counts,
@@ -81,7 +82,8 @@ class BootJob:
     def _selftest_findings(self, guest: selfrun.GuestRun | None) -> list[Finding]:
         if guest is None:
             return []
-        return selftest_findings(self.target, guest.cases, self.at, self.commit, guest.on_base,
+        chosen = [choose.finding(self.target, guest.chosen, self.at)] if guest.chosen else []
+        return chosen + selftest_findings(self.target, guest.cases, self.at, self.commit, guest.on_base,
                                  str(guest.res.console_log), guest.base_note, guest.missing,
                                  guest.res.not_run)
 
@@ -92,5 +94,7 @@ def _boot_data(res: BootResult, guest: selfrun.GuestRun | None) -> dict:
             "tests": [{"n": t.n, "status": t.status, "name": t.description, "reason": t.reason,
                        "details": t.after} for t in res.tests],
             "selftest_seconds": res.selftest_seconds,
+            "selftests_chosen": [{"name": c.name, "reason": c.reason}
+                                 for c in (guest.chosen.tests if guest and guest.chosen else [])],
             "selftests": [{"name": c.name, "status": c.status, "reason": c.reason,
                            "excerpt": c.excerpt} for c in (guest.cases if guest else [])]}

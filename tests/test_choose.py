@@ -1,0 +1,57 @@
+"""Which selftests a boot runs and why: on the real 6.12 tree with v5
+applied (napipatch.jobs.results.choose), and with a sysctl added."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import ROOT, commit_files, git
+
+from napipatch.jobs.results.choose import choose
+from napipatch.store.inputs import resolve
+from napipatch.store.store import Store
+from napipatch.tree.apply import apply_in_index
+
+pytestmark = pytest.mark.tree
+
+V5 = ROOT / "series" / "threaded-busy-poll" / "v5"
+
+
+def test_v5_runs_the_netdev_family_tests_and_says_why(kernel_tree, tmp_path):
+    applied = apply_in_index(kernel_tree, resolve(str(V5), Store(tmp_path / "store"), kernel_tree))
+    tip = applied.good[-1]
+    got = choose(kernel_tree, applied.base, tip, ["net:nl_netdev.py"])
+    why = got.why()
+    # patch 5 changes nl_netdev.py: the series' own test, first
+    assert list(why)[0] == "net:nl_netdev.py"
+    # ... which also uses the sysfs attribute v5's ABI entry changes
+    # (/sys/class/net/<iface>/threaded), and is the target's list
+    assert why["net:nl_netdev.py"] == (
+        "added or changed by the series; exercises netlink family netdev "
+        "(Documentation/netlink/specs/netdev.yaml changed); uses sysfs threaded "
+        "(Documentation/ABI/testing/sysfs-class-net changed); the target's list")
+    # the netdev family changed: its other ynl users (NetdevFamily), net/ first, hw/ last
+    fam = [n for n, r in why.items() if r.startswith("exercises netlink family netdev (")]
+    assert fam == ["drivers/net:queues.py", "drivers/net:stats.py",
+                   "drivers/net/hw:pp_alloc_fail.py"], why
+    # at most 3 for one family: the other hw/ user is left out, and said
+    assert [c.name for c in got.left_out] == ["drivers/net/hw:rss_ctx.py"]
+    assert got.unmatched == []
+
+
+def test_without_a_series_only_the_target_list(kernel_tree, base_commit):
+    got = choose(kernel_tree, base_commit, base_commit, ["net:nl_netdev.py"])
+    assert got.why() == {"net:nl_netdev.py": "the target's list"} and not got.left_out
+
+
+def test_a_changed_sysctl_leads_to_the_tests_using_it(kernel_tree, base_commit):
+    src = "net/core/sysctl_net_core.c"
+    text = git(kernel_tree, "show", f"{base_commit}:{src}")
+    old = '.procname\t= "optmem_max",'
+    assert old in text
+    # the name on a changed line: the programs reading net.core.optmem_max, with the reason
+    tip = commit_files(kernel_tree, base_commit, {src: text.replace(old, old + " /* ! */", 1)},
+                       "net: optmem_max")
+    reason = f"uses sysctl optmem_max ({src} changed)"
+    assert choose(kernel_tree, base_commit, tip, ["net:nl_netdev.py"]).why() == {
+        "net:io_uring_zerocopy_tx.sh": reason, "net:msg_zerocopy.sh": reason,
+        "net:nl_netdev.py": "the target's list"}
