@@ -29,7 +29,7 @@ from napipatch.checks import check
 
 @check(id="selftest", summary="the kernel selftests the series changes or the target lists "
                               "pass in the booted guest",
-       scope="series", needs="boot", job="boot")
+       scope="series", needs="boot", job="boot", nipa=("contest",))
 def run(result):
     # A boot without a guest that runs selftests (busybox) has no result here.
     return result.of("selftest") or None
