@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from conftest import ROOT, commit_files, git
 
-from napipatch.jobs.results.choose import choose
+from napipatch.jobs.results.choose import choose, finding
 from napipatch.store.inputs import resolve
 from napipatch.store.store import Store
 from napipatch.tree.apply import apply_in_index
@@ -36,6 +36,17 @@ def test_v5_runs_the_netdev_family_tests_and_says_why(kernel_tree, tmp_path):
     # at most 3 for one family: the other hw/ user is left out, and said
     assert [c.name for c in got.left_out] == ["drivers/net/hw:rss_ctx.py"]
     assert got.unmatched == []
+    # a test the target ignores (its kernel fails it) is said, not run
+    ign = choose(kernel_tree, applied.base, tip, ["net:nl_netdev.py"],
+                 ignore=("drivers/net:queues.py",))
+    assert "drivers/net:queues.py" not in ign.why()
+    assert [c.name for c in ign.left_out] == ["drivers/net:queues.py"]
+    assert ign.left_out[0].reason.startswith("the target ignores it; exercises netlink family")
+    f = finding("virtio-net", ign, 5)
+    assert f.message == ("virtio-net: 4 selftests chosen: net:nl_netdev.py, drivers/net:stats.py, "
+                         "drivers/net/hw:pp_alloc_fail.py, drivers/net/hw:rss_ctx.py")
+    assert "drivers/net:queues.py: not run, the target ignores it (exercises netlink family " \
+        "netdev" in f.details
 
 
 def test_without_a_series_only_the_target_list(kernel_tree, base_commit):

@@ -84,6 +84,8 @@ SCHEMA = {
                 "max-timeout": {"type": "integer", "exclusiveMinimum": 0, "default": 600},
                 # at most this many chosen for what the series changes (choose.py)
                 "related": {"type": "integer", "minimum": 0, "default": 6},
+                # never chosen for what the series changes: this target's kernel fails them
+                "ignore": {**_STRINGS, "default": []},
             },
         },
     },
@@ -120,6 +122,7 @@ class Target:
     selftests: list[str]
     selftest_max_timeout: int  # caps a dir's settings timeout (net says 3600)
     selftest_related: int = 6  # at most this many chosen for what the series changes
+    selftest_ignore: tuple[str, ...] = ()  # never chosen for it (fail on this target's kernel)
     flavour: str = ""  # "" the plain build, else a [flavours.NAME] of target.toml
     flavours: tuple[str, ...] = ()  # the flavours target.toml declares
 
@@ -180,6 +183,7 @@ def load(name: str, flavour: str = "") -> Target:
         image=data["image"], must_build=data["must-build"], boot=boot,
         selftests=data["selftests"]["run"], selftest_max_timeout=data["selftests"]["max-timeout"],
         selftest_related=data["selftests"]["related"],
+        selftest_ignore=tuple(data["selftests"]["ignore"]),
         flavours=tuple(sorted(data["flavours"])))
     return _flavoured(t, data, shown, flavour) if flavour else t
 

@@ -34,7 +34,8 @@ def _tests(repo: Path, target: Target, base: str | None, commit: str
            ) -> tuple[list[Selftest], list[str], choose.Choice]:
     """The series' changed selftests, those exercising what it changes, then
     the target's list (choose.py); timeouts capped."""
-    chosen = choose.choose(repo, base, commit, target.selftests, limit=target.selftest_related)
+    chosen = choose.choose(repo, base, commit, target.selftests, limit=target.selftest_related,
+                           ignore=target.selftest_ignore)
     tests, missing = selftests.resolve(repo, commit, [c.name for c in chosen.tests])
     cap = target.selftest_max_timeout
     return [Selftest(t.dir, t.prog, min(t.timeout, cap)) for t in tests], missing, chosen

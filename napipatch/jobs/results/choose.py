@@ -68,8 +68,10 @@ class Choice:
 
 
 def choose(repo: Path, base: str | None, tip: str, target_list: list[str],
-           limit: int = LIMIT, per_reason: int = PER_REASON) -> Choice:
-    """The selftests to run at ``tip``, each with its reason."""
+           limit: int = LIMIT, per_reason: int = PER_REASON,
+           ignore: tuple[str, ...] = ()) -> Choice:
+    """The selftests to run at ``tip``, each with its reason; ``ignore``:
+    never chosen for what the series changes (the target's kernel fails them)."""
     out: dict[str, list[str]] = {}
     left: list[Chosen] = []
     unmatched: list[str] = []
@@ -89,6 +91,8 @@ def choose(repo: Path, base: str | None, tip: str, target_list: list[str],
                 if t in out:
                     out[t].append(reason)  # chosen already: one more reason
             found = [t for t in everyone if t not in out]
+            left += [Chosen(t, f"the target ignores it; {reason}") for t in found if t in ignore]
+            found = [t for t in found if t not in ignore]
             for i, t in enumerate(found):
                 if i < per_reason and related < limit:
                     out[t] = [reason]
@@ -242,7 +246,9 @@ def _rank(name: str) -> tuple:
 def finding(target: str, choice: Choice, patch: int) -> Finding:
     """The report's line on which selftests ran and why (check ``selftest``, info)."""
     lines = [f"{c.name}: {c.reason}" for c in choice.tests]
-    lines += [f"{c.name}: not run, past the bound ({c.reason})" for c in choice.left_out]
+    lines += [f"{c.name}: not run, "
+              + (c.reason.replace("; ", " (", 1) + ")" if c.reason.startswith("the target ignores")
+                 else f"past the bound ({c.reason})") for c in choice.left_out]
     lines += [f"no selftest program found that {r[0].lower()}{r[1:]}" for r in choice.unmatched]
     n = len(choice.tests)
     return Finding(check="selftest", severity=Severity.INFO, patch=patch,
