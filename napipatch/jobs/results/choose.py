@@ -20,7 +20,8 @@ What a series changes leads to tests in two ways:
 Only programs a selftests Makefile lists in ``TEST_PROGS`` are chosen, at
 most ``per_reason`` for each family or name and ``limit`` in all (the
 series' own and the target's are not counted); what the bound leaves out is
-said. Programs under a ``hw`` directory (they need a real NIC) come last.
+said. Programs under a ``hw`` directory need a real NIC: in a guest
+(netdevsim) they are left out, and said.
 """
 
 from __future__ import annotations
@@ -69,9 +70,11 @@ class Choice:
 
 def choose(repo: Path, base: str | None, tip: str, target_list: list[str],
            limit: int = LIMIT, per_reason: int = PER_REASON,
-           ignore: tuple[str, ...] = ()) -> Choice:
+           ignore: tuple[str, ...] = (), hw: bool = False) -> Choice:
     """The selftests to run at ``tip``, each with its reason; ``ignore``:
-    never chosen for what the series changes (the target's kernel fails them)."""
+    never chosen for what the series changes (the target's kernel fails them);
+    ``hw``: a real NIC, so programs under a ``hw`` dir may be chosen (in a
+    guest they fail: "Test does not work on netdevsim")."""
     out: dict[str, list[str]] = {}
     left: list[Chosen] = []
     unmatched: list[str] = []
@@ -92,7 +95,9 @@ def choose(repo: Path, base: str | None, tip: str, target_list: list[str],
                     out[t].append(reason)  # chosen already: one more reason
             found = [t for t in everyone if t not in out]
             left += [Chosen(t, f"the target ignores it; {reason}") for t in found if t in ignore]
-            found = [t for t in found if t not in ignore]
+            left += [Chosen(t, f"it needs a real NIC; {reason}") for t in found
+                     if not hw and _needs_nic(t) and t not in ignore]
+            found = [t for t in found if t not in ignore and (hw or not _needs_nic(t))]
             for i, t in enumerate(found):
                 if i < per_reason and related < limit:
                     out[t] = [reason]
@@ -237,6 +242,10 @@ class _Progs:
         return f"{found[0]}:{rel}" if rel in found[1] else None
 
 
+def _needs_nic(name: str) -> bool:
+    return "hw" in name.partition(":")[0].split("/")
+
+
 def _rank(name: str) -> tuple:
     """net/ first, then the shallower dirs; hw/ (a real NIC) last."""
     d = name.partition(":")[0]
@@ -247,7 +256,8 @@ def finding(target: str, choice: Choice, patch: int) -> Finding:
     """The report's line on which selftests ran and why (check ``selftest``, info)."""
     lines = [f"{c.name}: {c.reason}" for c in choice.tests]
     lines += [f"{c.name}: not run, "
-              + (c.reason.replace("; ", " (", 1) + ")" if c.reason.startswith("the target ignores")
+              + (c.reason.replace("; ", " (", 1) + ")"
+                 if c.reason.startswith(("the target ignores", "it needs a real NIC"))
                  else f"past the bound ({c.reason})") for c in choice.left_out]
     lines += [f"no selftest program found that {r[0].lower()}{r[1:]}" for r in choice.unmatched]
     n = len(choice.tests)
