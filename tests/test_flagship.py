@@ -43,3 +43,14 @@ def test_v5_boots_busy_polls_and_passes_napi_threaded_check(cli, kernel_tree, bu
     assert "virtio-net: selftest net:nl_netdev.py:napi_threaded_check ok" in results, results
     assert {c["id"]: c["status"] for c in data["checks"]}["selftest/virtio-net"] == "info"
     assert "with vng under " in info["message"] and "selftests: " in info["message"]
+    # which tests ran and why: nl_netdev.py for the netdev family v5 changes,
+    # stats.py as its other ynl user on netdevsim (queues.py: the target ignores it)
+    chosen = [f for f in data["findings"] if f["check"] == "selftest"
+              and "selftests chosen" in f["message"]]
+    assert chosen and chosen[0]["message"] == \
+        "virtio-net: 2 selftests chosen: net:nl_netdev.py, drivers/net:stats.py", chosen
+    assert "net:nl_netdev.py: added or changed by the series; exercises netlink family netdev" \
+        in chosen[0]["details"]
+    # NIPA's contest, forecast on every patch: success
+    states = {p["nipa"]["contest"]["state"] for p in data["series"]["patches"]}
+    assert states == {"success"}, [p["nipa"]["contest"] for p in data["series"]["patches"]]

@@ -336,3 +336,69 @@ def test_a_sender_s_sign_off_is_napipatch_s_rule_not_verify_signedoff(cli, tmp_p
         == [(1, "error", "no Signed-off-by from the sender S <s@example.org>"),
             (2, "warning", "Signed-off-by chain ends with o@example.org")]
     assert [c["verify_signedoff"]["state"] for c in _nipa(data)] == ["success", "success"]
+
+
+# ------------------------------------------------ contest, from the guest's selftests
+def _contest(findings, checks) -> list[dict]:
+    """The ``contest`` cells of the JSON report of a run with these results."""
+    from napipatch.report.render import render_report
+    data = json.loads(render_report(_report(findings, checks), "json"))
+    return [p["nipa"]["contest"] for p in data["series"]["patches"]]
+
+
+_GUEST = [CheckResult("boot/virtio-net", "info", 30.0, nipa=("contest",)),
+          CheckResult("selftest/virtio-net", "info", 20.0, nipa=("contest",))]
+
+
+def _case(name, status, **kw):
+    """A selftest case's finding, as the boot job makes it."""
+    from napipatch.jobs.results.selftests import CaseResult
+    from napipatch.jobs.results.verdicts import selftest_findings
+    return selftest_findings("virtio-net", [CaseResult(f"net:nl_netdev.py:{name}", status)], 5,
+                             "0123456789ab", **kw)
+
+
+def test_contest_is_success_when_every_selftest_case_passed():
+    ok = _case("empty_check", "ok", on_base=None, console_log="c.log") + \
+        _case("lo_check", "ok", on_base=None, console_log="c.log")
+    cells = _contest(ok + [_f("boot", "info", 0, message="booted virtio-net")], _GUEST)
+    assert cells == [{"state": "success", "description":
+                      "2 test cases passed (boot/virtio-net, selftest/virtio-net)"}] * 4
+
+
+def test_contest_failure_is_posted_as_pending_on_every_patch():
+    bad = _case("napi_threaded_check", "not ok", on_base=None, console_log="c.log")
+    ok = _case("empty_check", "ok", on_base=None, console_log="c.log")
+    cells = _contest(ok + bad, [CheckResult("boot/virtio-net", "info", 30.0, nipa=("contest",)),
+                                CheckResult("selftest/virtio-net", "fail", 20.0,
+                                            nipa=("contest",))])
+    assert {c["state"] for c in cells} == {"fail"} and len(cells) == 4
+    assert cells[0]["description"] == (
+        "patchwork shows pending (NIPA posts a contest failure as pending): 1 fail: patch 5: "
+        "[selftest] virtio-net: selftest net:nl_netdev.py:napi_threaded_check failed at patch 5 "
+        "(0123456789ab)")
+    # a splat or a guest that did not finish (the boot check's errors) fails it too
+    crash = _f("boot", "error", 0, message="virtio-net: test plan did not finish")
+    assert _contest(ok + [crash], _GUEST)[0]["state"] == "fail"
+
+
+def test_contest_is_unknown_when_no_selftest_ran():
+    # nothing of the guest's ran (the checks not selected)
+    r = _report([], [])
+    r.coverage = {"contest": ["boot", "selftest"]}
+    assert forecast(r)[0]["contest"].state == "unknown"
+    # the guest booted, the plan passed, but no selftest case ran
+    plan_only = [_f("boot", "info", 0, message="booted"),
+                 _f("boot", "error", 0, {}, "virtio-net: test failed: napipatch's plan")]
+    cells = _contest(plan_only, _GUEST)
+    assert cells[0] == {"state": "unknown", "description": "no selftest or KUnit case ran here "
+                        "(a guest with selftests: napipatch test boot)"}
+
+
+def test_contest_skip_is_a_warning_and_a_failure_at_the_base_is_not_known():
+    skip = _case("page_pool_check", "skip", on_base=None, console_log="c.log")
+    ok = _case("empty_check", "ok", on_base=None, console_log="c.log")
+    assert _contest(ok + skip, _GUEST)[0]["state"] == "warning"
+    old = _case("lo_check", "not ok", on_base={"net:nl_netdev.py:lo_check"}, console_log="c.log")
+    cell = _contest(ok + old, _GUEST)[0]
+    assert cell["state"] == "unknown" and "already failing on base" in cell["description"]

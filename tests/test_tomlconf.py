@@ -148,3 +148,40 @@ def test_cli_boot_of_a_target_without_a_plan_is_exit_2_and_one_line(cli, tmp_pat
              env={targets.ENV: str(d)})
     assert (cp.returncode, cp.stderr) == (
         2, f"napipatch: error: {d}/broken/target.toml: boot.plan: missing\n")
+
+
+def test_the_debug_flavour_adds_its_fragment_and_builds_apart(monkeypatch):
+    monkeypatch.delenv(targets.ENV, raising=False)
+    plain, debug = targets.load("virtio-net"), targets.load("virtio-net", "debug")
+    assert plain.flavours == ("debug",) and plain.build_name == "virtio-net"
+    assert debug.build_name == "virtio-net.debug" and debug.label == "virtio-net (debug flavour)"
+    assert [f.name for f in debug.fragments] == ["config.fragment", "debug.fragment"]
+    opts = debug.options()
+    assert (opts["CONFIG_PROVE_LOCKING"], opts["CONFIG_DEBUG_KMEMLEAK"], opts["CONFIG_KASAN"],
+            opts["CONFIG_SLUB_TINY"]) == ("y", "y", "y", "n")
+    assert "CONFIG_KASAN" not in plain.options() and debug.config_hash != plain.config_hash
+    assert debug.boot.timeout > plain.boot.timeout
+    with pytest.raises(NapipatchError) as exc:
+        targets.load("idpf", "debug")
+    assert str(exc.value) == "--flavour debug: target idpf has no such flavour (its flavours: none)"
+
+
+def test_cli_boot_with_an_unknown_flavour_is_exit_2_before_any_work(cli, tmp_path):
+    cp = cli("test", "boot", ROOT / "series" / "threaded-busy-poll" / "v5", "--tree", tmp_path,
+             "--flavour", "fast")
+    assert (cp.returncode, cp.stderr) == (
+        2, "napipatch: error: --flavour fast: target virtio-net has no such flavour "
+           "(its flavours: debug)\n")
+
+
+@pytest.mark.parametrize("toml, message", [
+    ('[flavours.debug]\ndescription = "x"\n', "flavours.debug.fragments: missing"),
+    ('[flavours.debug]\nfragments = ["nope.fragment"]\n',
+     "flavours.debug.fragments[0]: nope.fragment: no such file"),
+])
+def test_a_bad_flavour_names_its_key(tmp_path, monkeypatch, toml, message):
+    d = _own_targets(tmp_path, toml)
+    monkeypatch.setenv(targets.ENV, str(d))
+    with pytest.raises(NapipatchError) as exc:
+        targets.load("broken", "debug")
+    assert str(exc.value) == f"{d}/broken/target.toml: {message}"

@@ -3,8 +3,11 @@
 What it catches:
     In the guest ``boot`` starts (virtme-ng, the host's root read-only),
     the kernel's own selftests from tools/testing/selftests that the series
-    changes and those the target lists, run as kselftest runs them (their
-    ``settings`` timeout, KSFT_SKIP as a skip). A test that fails at the
+    changes, those that exercise what it changes (the ynl users of a changed
+    netlink family, the programs using a changed sysctl, sysfs or ethtool
+    name; bounded, each with its reason) and those the target lists, run
+    as kselftest runs them (their ``settings`` timeout, KSFT_SKIP as a
+    skip). A test that fails at the
     tip is an error; one that also fails at the base is said to be a
     failure the series did not cause. A test the guest never reached is
     said so, not counted as passed.
@@ -29,7 +32,7 @@ from napipatch.checks import check
 
 @check(id="selftest", summary="the kernel selftests the series changes or the target lists "
                               "pass in the booted guest",
-       scope="series", needs="boot", job="boot")
+       scope="series", needs="boot", job="boot", nipa=("contest",))
 def run(result):
     # A boot without a guest that runs selftests (busybox) has no result here.
     return result.of("selftest") or None

@@ -120,6 +120,7 @@ def _warning_jobs(c: CheckInfo) -> bool:
 
 _JOBS = typer.Option(None, "--jobs", "-j", help="make -j (default: napipatch.jobs).")
 _TARGETS = typer.Option(None, "--target", help="virtio-net or idpf (repeatable; default: all).")
+_FLAVOUR = typer.Option("", "--flavour", help="Boot the targets' debug build (debug: lockdep, kmemleak, KASAN; its own build directory) instead of the plain one.")
 
 
 @test_app.command("build")
@@ -140,6 +141,7 @@ def boot_cmd(target: str = typer.Argument(..., help=TARGET_HELP), tree: Optional
              targets: Optional[list[str]] = typer.Option(None, "--target", help="A bootable target (virtio-net)."),
              jobs: Optional[int] = _JOBS, fmt: str = FORMAT,
              timeout: Optional[float] = typer.Option(None, "--timeout", help="Seconds before a hung guest is killed (default: the target's plus each selftest's)."),
+             flavour: str = _FLAVOUR,
              only: Optional[list[str]] = ONLY, skip: Optional[list[str]] = SKIP):
     """Build the series tip and boot it (virtme-ng): the `boot` and `selftest`
     checks, the target's test plan and the kernel selftests the series changes
@@ -147,8 +149,9 @@ def boot_cmd(target: str = typer.Argument(..., help=TARGET_HELP), tree: Optional
     for n in known(targets or []):
         if targetsmod.load(n).boot is None:
             raise NapipatchError(n, "is build-only: QEMU has no model for it (use `napipatch test build`)")
-    _drive(target, one_tree(tree, repo), base, fmt, _ids("boot", "selftest"),
-           JobPlan(boot_targets=targets or None, jobs=jobs, timeout=timeout), only, skip)
+    plan = JobPlan(boot_targets=targets or None, jobs=jobs, timeout=timeout, flavour=flavour)
+    plan.check_flavour()
+    _drive(target, one_tree(tree, repo), base, fmt, _ids("boot", "selftest"), plan, only, skip)
 
 
 @test_app.command("remote")
@@ -185,9 +188,12 @@ def run_cmd(target: str = typer.Argument(..., help=TARGET_HELP), tree: Optional[
             timeout: Optional[float] = typer.Option(None, "--timeout", help="Boot timeout in seconds."),
             no_cache: bool = typer.Option(False, "--no-cache", help="Ignore cached check results."),
             warnings: bool = typer.Option(True, "--warnings/--no-warnings", help="Also the checks of `test warnings` (the netdev CI's build tests); --no-warnings is --skip of them."),
+            flavour: str = _FLAVOUR,
             only: Optional[list[str]] = ONLY, skip: Optional[list[str]] = SKIP):
     """Every check: the static ones, then a build of every patch for every target,
     the build warnings, the boots, and the real hosts configured."""
+    plan = JobPlan(jobs=jobs, timeout=timeout, flavour=flavour)
+    plan.check_flavour()
     _drive(target, one_tree(tree, repo), base, fmt,
            (lambda c: True) if warnings else (lambda c: not _warning_jobs(c)),
-           JobPlan(jobs=jobs, timeout=timeout), only, skip, whole=True, use_cache=not no_cache)
+           plan, only, skip, whole=True, use_cache=not no_cache)

@@ -64,11 +64,28 @@ SCHEMA = {
                 "cpus": {"type": ["string", "integer"], "default": "1"},
             },
         },
+        # other builds of the same target: [flavours.NAME] adds fragments (its own build dir)
+        "flavours": {
+            "type": "object", "default": {},
+            "additionalProperties": {
+                "type": "object", "additionalProperties": False, "required": ["fragments"],
+                "properties": {
+                    "description": {"type": "string", "default": ""},
+                    "fragments": {**_STRINGS, "minItems": 1},
+                    # seconds for boot + plan (a debug kernel boots slower); default: [boot]'s
+                    "boot-timeout": {"type": "number", "exclusiveMinimum": 0},
+                },
+            },
+        },
         "selftests": {
             "type": "object", "additionalProperties": False, "default": {},
             "properties": {
                 "run": {**_STRINGS, "default": []},
                 "max-timeout": {"type": "integer", "exclusiveMinimum": 0, "default": 600},
+                # at most this many chosen for what the series changes (choose.py)
+                "related": {"type": "integer", "minimum": 0, "default": 6},
+                # never chosen for what the series changes: this target's kernel fails them
+                "ignore": {**_STRINGS, "default": []},
             },
         },
     },
@@ -104,6 +121,20 @@ class Target:
     # Kernel selftests (dir:prog) run on every boot, besides those the series changes.
     selftests: list[str]
     selftest_max_timeout: int  # caps a dir's settings timeout (net says 3600)
+    selftest_related: int = 6  # at most this many chosen for what the series changes
+    selftest_ignore: tuple[str, ...] = ()  # never chosen for it (fail on this target's kernel)
+    flavour: str = ""  # "" the plain build, else a [flavours.NAME] of target.toml
+    flavours: tuple[str, ...] = ()  # the flavours target.toml declares
+
+    @property
+    def build_name(self) -> str:
+        """The build directory's name: a flavour builds beside the plain one, not over it."""
+        return f"{self.name}.{self.flavour}" if self.flavour else self.name
+
+    @property
+    def label(self) -> str:
+        """How reports name what ran: ``virtio-net`` or ``virtio-net (debug flavour)``."""
+        return f"{self.name} ({self.flavour} flavour)" if self.flavour else self.name
 
     def fragment_text(self) -> str:
         return "".join(f.read_text() + "\n" for f in self.fragments)
@@ -131,8 +162,9 @@ def names() -> list[str]:
     return sorted(p.name for p in targets_dir().iterdir() if (p / "target.toml").is_file())
 
 
-def load(name: str) -> Target:
-    """The target ``name``; a bad target.toml is one line naming it and the key."""
+def load(name: str, flavour: str = "") -> Target:
+    """The target ``name`` (its ``flavour``: the flavour's fragments merged
+    after the target's); a bad target.toml is one line naming it and the key."""
     if name not in names():
         raise NapipatchError(name, f"no such target (known: {', '.join(names())})")
     d = targets_dir() / name
@@ -145,11 +177,31 @@ def load(name: str) -> Target:
         boot = Boot(plan=_file(d, shown, ("boot", "plan"), b["plan"]), timeout=float(b["timeout"]),
                     memory=str(b["memory"]), append=b["append"], nic=b["nic"],
                     backend=b["backend"], network=b["network"], cpus=str(b["cpus"]))
-    return Target(
+    t = Target(
         name=name, dir=d, description=data["description"], arch=data["arch"],
         base_config=data["base-config"], fragments=fragments, make_targets=data["make-targets"],
         image=data["image"], must_build=data["must-build"], boot=boot,
-        selftests=data["selftests"]["run"], selftest_max_timeout=data["selftests"]["max-timeout"])
+        selftests=data["selftests"]["run"], selftest_max_timeout=data["selftests"]["max-timeout"],
+        selftest_related=data["selftests"]["related"],
+        selftest_ignore=tuple(data["selftests"]["ignore"]),
+        flavours=tuple(sorted(data["flavours"])))
+    return _flavoured(t, data, shown, flavour) if flavour else t
+
+
+def _flavoured(t: Target, data: dict, shown: str, flavour: str) -> Target:
+    if flavour not in data["flavours"]:
+        have = ", ".join(t.flavours) or "none"
+        raise NapipatchError(f"--flavour {flavour}", f"target {t.name} has no such flavour "
+                                                     f"(its flavours: {have})")
+    f = data["flavours"][flavour]
+    t.flavour = flavour
+    t.fragments = t.fragments + [_file(t.dir, shown, ("flavours", flavour, "fragments", i), p)
+                                 for i, p in enumerate(f["fragments"])]
+    if f.get("description"):
+        t.description = f"{t.description}; {flavour}: {f['description']}"
+    if t.boot is not None and "boot-timeout" in f:
+        t.boot.timeout = float(f["boot-timeout"])
+    return t
 
 
 def _file(d: Path, shown: str, key: tuple, rel: str) -> Path:

@@ -64,7 +64,7 @@ def jobs_for(job: str, cfg, applied: Applied, plan: JobPlan) -> tuple[list, str]
     if job == "boot":
         return [BootJob(target=n, commit=tip, patch=0, timeout=plan.timeout,
                         label=f"patch-{len(commits)}" if commits else "base",
-                        base=applied.base, at=len(commits), **common)
+                        base=applied.base, at=len(commits), flavour=plan.flavour, **common)
                 for n in plan.boots()], "no bootable target"
     if job == "remote":
         return [RemoteJob(target=n, commit=tip, patch=0,

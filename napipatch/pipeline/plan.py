@@ -19,6 +19,7 @@ class JobPlan:
             ``targets`` with ``napipatch.TARGET.host`` configured).
         jobs: ``make -j``; None: ``napipatch.jobs``.
         timeout: seconds before a hung guest is killed; None: the target's.
+        flavour: which build of the boot targets boots (``--flavour debug``).
     """
 
     targets: list[str] | None = None
@@ -26,6 +27,12 @@ class JobPlan:
     remote_targets: list[str] | None = None
     jobs: int | None = None
     timeout: float | None = None
+    flavour: str = ""  # the boot targets' flavour (targets.toml [flavours.NAME]); "": plain
+
+    def check_flavour(self) -> None:
+        """Every boot target has ``flavour`` (a one-line error otherwise)."""
+        for n in self.boots() if self.flavour else []:
+            targetdata.load(n, self.flavour)
 
     def builds(self) -> list[str]:
         return known(self.targets) if self.targets is not None else targetdata.names()

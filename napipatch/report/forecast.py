@@ -70,9 +70,14 @@ def _describe(hits: list[tuple[str, Finding]], state: str, scope: str) -> str:
     return _short(f"{counts}: {on}{_where(first)}[{first.check}] {first.message}")
 
 
+def _check_id(r: CheckResult) -> str:
+    """The check a result is of: a per-target job's ``selftest/virtio-net`` is ``selftest``."""
+    return r.id.partition("/")[0]
+
+
 def _findings_of(report: Report, results: list[CheckResult], ctx: Context, n: int,
                  ) -> list[tuple[str, Finding]]:
-    ids = {r.id for r in results}
+    ids = {_check_id(r) for r in results}
     out = []
     for f in report.findings:
         if f.check not in ids or (ctx.scope == "patch" and f.patch not in (0, n)):
@@ -128,6 +133,30 @@ def _apply_cell(report: Report, ctx: Context, n: int) -> Cell | None:
     return None if cell.state == "success" else cell
 
 
+def _contest(report: Report, ctx: Context, n: int) -> Cell:
+    """NIPA's contest, from the guest's selftests (and KUnit): a test's
+    finding says its contest state (``Finding.nipa``: success when it
+    passed, warning when it skipped); other findings count by severity. A
+    failure is posted as ``pending`` (pw_contest.py), which the description
+    says; with no test run, unknown."""
+    got = _from_checks(report, ctx, n)
+    ids = {_check_id(r) for r in report.checks if ctx.name in r.nipa}
+    ran = [f for f in report.findings if f.check in ids and f.nipa and ctx.name in f.nipa]
+    if got.state == "fail":
+        return Cell("fail", _short("patchwork shows pending (NIPA posts a contest failure as "
+                                   "pending): " + got.description))
+    if got.state == "unknown":
+        return got
+    if not ran:
+        return Cell("unknown", "no selftest or KUnit case ran here (a guest with selftests: "
+                               "napipatch test boot)")
+    if got.state == "warning":
+        return Cell("warning", _short("patchwork shows warning: " + got.description))
+    names = sorted(r.id for r in report.checks if ctx.name in r.nipa)
+    return Cell("success", f"{len(ran)} test case{'s' * (len(ran) != 1)} passed "
+                           f"({', '.join(names)})")
+
+
 def _tree_selection(report: Report) -> Cell:
     tree = report.series.tree
     if tree:
@@ -145,6 +174,8 @@ def cell(report: Report, ctx: Context, n: int, files: Files | None,
         return _tree_selection(report)
     if stopped:
         return Cell("unknown", "not posted: NIPA stops when the series does not apply")
+    if ctx.name == "contest":
+        return _contest(report, ctx, n)
     skip = ctx.skip(files) if ctx.skip and files is not None else ""
     if skip:
         return Cell("success", skip)

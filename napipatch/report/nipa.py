@@ -128,6 +128,11 @@ CONTEXTS: tuple[Context, ...] = (
             partial="the generated code is checked, but tools/net/ynl was not built "
                     "(ynl-build: napipatch test warnings)",
             partial_by="ynl-build"),
+    Context("contest", "series", "the series merged into a test branch: kselftests in "
+            "virtme-ng (crashes scanned, a failure retried) and KUnit; posted on every patch: "
+            "success when every test passed, warning when one skipped, pending when one "
+            "failed (pw_contest.py's code_to_pw); napipatch runs the selftests the series "
+            "changes or exercises and its target's list, not NIPA's whole set"),
     Context("ai-review", "series", "an AI review of the series",
             note="an AI review service: napipatch does not run one"),
     Context("build_allmodconfig_warn", "patch", "allmodconfig W=1 C=1 (sparse): fail when "

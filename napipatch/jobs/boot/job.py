@@ -16,6 +16,7 @@ from napipatch.jobs.boot import qemu, selfrun
 from napipatch.jobs.boot.result import BootResult
 from napipatch.jobs.build.builder import Builder
 from napipatch.jobs.executor import JobResult
+from napipatch.jobs.results import choose
 from napipatch.jobs.results.verdicts import (
     boot_findings,
     selftest_counts,
@@ -43,10 +44,11 @@ class BootJob:
     label: str = "tip"
     base: str | None = None  # the series' base: which selftests changed, and reruns of failures
     at: int = 0  # the patch number of ``commit`` (selftest findings name it)
+    flavour: str = ""  # a [flavours.NAME] of the target ("": the plain build)
 
     def run(self, progress) -> JobResult:
         t0 = time.monotonic()
-        target = targets.load(self.target)
+        target = targets.load(self.target, self.flavour)
         guest = None
         with Builder(self.repo, target, self.cache, jobs=self.jobs, progress=progress) as b:
             step = b.step(self.patch, self.commit, f"{self.label}-for-boot")
@@ -68,19 +70,20 @@ class BootJob:
         status = "fail" if any(f.severity is Severity.ERROR for f in findings) else "pass"
         findings.append(Finding(
             check="boot", severity=Severity.INFO, patch=0,
-            message=f"booted {target.name} ({self.commit[:12]}) with {res.backend} under "
+            message=f"booted {target.label} ({self.commit[:12]}) with {res.backend} under "
                     f"{res.accel.upper()} in {res.seconds:.0f} s: {tap_counts(res.tests)}"
                     + (f"; selftests: {selftest_counts(guest.cases)} in "
                        f"{res.selftest_seconds or 0:.0f} s" if guest else ""),
             hint=f"console log: {res.console_log}",
             details=tap_lines(res.tests) + (f"\n{selftest_lines(guest.cases)}" if guest else "")))
         return JobResult("boot", target.name, status, findings, round(time.monotonic() - t0, 1),
-                         data=_boot_data(res, guest))
+                         data={**_boot_data(res, guest), "flavour": target.flavour})
 
     def _selftest_findings(self, guest: selfrun.GuestRun | None) -> list[Finding]:
         if guest is None:
             return []
-        return selftest_findings(self.target, guest.cases, self.at, self.commit, guest.on_base,
+        chosen = [choose.finding(self.target, guest.chosen, self.at)] if guest.chosen else []
+        return chosen + selftest_findings(self.target, guest.cases, self.at, self.commit, guest.on_base,
                                  str(guest.res.console_log), guest.base_note, guest.missing,
                                  guest.res.not_run)
 
@@ -91,5 +94,7 @@ def _boot_data(res: BootResult, guest: selfrun.GuestRun | None) -> dict:
             "tests": [{"n": t.n, "status": t.status, "name": t.description, "reason": t.reason,
                        "details": t.after} for t in res.tests],
             "selftest_seconds": res.selftest_seconds,
+            "selftests_chosen": [{"name": c.name, "reason": c.reason}
+                                 for c in (guest.chosen.tests if guest and guest.chosen else [])],
             "selftests": [{"name": c.name, "status": c.status, "reason": c.reason,
                            "excerpt": c.excerpt} for c in (guest.cases if guest else [])]}

@@ -15,7 +15,7 @@ from pathlib import Path
 from napipatch.jobs.boot import vng
 from napipatch.jobs.boot.result import BootResult
 from napipatch.jobs.build.builder import Builder
-from napipatch.jobs.results import selftests
+from napipatch.jobs.results import choose, selftests
 from napipatch.jobs.results.selftests import CaseResult, Selftest
 from napipatch.jobs.targets import Target
 
@@ -27,15 +27,18 @@ class GuestRun:
     missing: list[str] = field(default_factory=list)  # asked for, not in the tree
     on_base: set[str] | None = None  # cases failing on the base too (None: not compared)
     base_note: str = ""  # why the base was not compared
+    chosen: choose.Choice | None = None  # which selftests ran and why
 
 
-def _tests(repo: Path, target: Target, base: str | None, commit: str) -> tuple[list[Selftest], list[str]]:
-    """The series' changed selftests, then the target's list; timeouts capped."""
-    names = (selftests.changed(repo, base, commit) if base and base != commit else []) \
-        + target.selftests
-    tests, missing = selftests.resolve(repo, commit, names)
+def _tests(repo: Path, target: Target, base: str | None, commit: str
+           ) -> tuple[list[Selftest], list[str], choose.Choice]:
+    """The series' changed selftests, those exercising what it changes, then
+    the target's list (choose.py); timeouts capped."""
+    chosen = choose.choose(repo, base, commit, target.selftests, limit=target.selftest_related,
+                           ignore=target.selftest_ignore)
+    tests, missing = selftests.resolve(repo, commit, [c.name for c in chosen.tests])
     cap = target.selftest_max_timeout
-    return [Selftest(t.dir, t.prog, min(t.timeout, cap)) for t in tests], missing
+    return [Selftest(t.dir, t.prog, min(t.timeout, cap)) for t in tests], missing, chosen
 
 
 def cases_of(res: BootResult) -> list[CaseResult]:
@@ -46,13 +49,13 @@ def cases_of(res: BootResult) -> list[CaseResult]:
 def boot_tip(b: Builder, kernel: Path, commit: str, base: str | None,
              timeout: float | None, progress) -> GuestRun:
     target = b.target
-    tests, missing = _tests(b.repo, target, base, commit)
+    tests, missing, chosen = _tests(b.repo, target, base, commit)
     ksrc = selftests.export_tools(b.repo, commit, b.dirs.root / "selftests")
     progress(f"{target.name}: booting {commit[:12]} with vng: plan + "
              f"{len(tests)} selftest{'s' if len(tests) != 1 else ''}")
     res = vng.boot(kernel, target, b.dirs.root, b.dirs.root.parent, ksrc, tests,
                    timeout=timeout, progress=progress)
-    run = GuestRun(res, cases_of(res), missing)
+    run = GuestRun(res, cases_of(res), missing, chosen=chosen)
     failed = [c for c in run.cases if c.status == "not ok"]
     if failed and base and base != commit:
         run.on_base, run.base_note = _on_base(b, kernel, base, failed, progress)

@@ -96,7 +96,7 @@ def tree_key(repo: Path) -> str:
 
 
 def dirs_for(repo: Path, target: Target, cache: Path) -> Dirs:
-    return Dirs(build_root(cache) / tree_key(repo) / target.name)
+    return Dirs(build_root(cache) / tree_key(repo) / target.build_name)
 
 
 @dataclass(frozen=True)

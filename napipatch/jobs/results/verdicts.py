@@ -90,10 +90,11 @@ def boot_findings(target: str, res: bootmod.BootResult, patch: int) -> list[Find
     out: list[Finding] = []
     for t in res.failed:
         detail = "\n".join(t.after) if t.after else res.excerpt(t.line.strip())
+        # napipatch's own plan: no test of NIPA's contest
         out.append(Finding(check="boot", severity=Severity.ERROR, patch=patch,
                            message=f"{target}: test failed: {t.description}"
                                    + (f" ({t.reason})" if t.reason else ""),
-                           hint=f"console log: {res.console_log}", details=detail))
+                           hint=f"console log: {res.console_log}", details=detail, nipa={}))
     if not res.finished:
         why = (f"timed out after {res.seconds:.0f} s" if res.timed_out
                else "the guest stopped before the plan finished")
@@ -106,7 +107,8 @@ def boot_findings(target: str, res: bootmod.BootResult, patch: int) -> list[Find
     elif res.plan_rc and not res.failed:
         out.append(Finding(check="boot", severity=Severity.ERROR, patch=patch,
                            message=f"{target}: test plan exited with status {res.plan_rc}",
-                           hint=f"console log: {res.console_log}", details=res.excerpt()))
+                           hint=f"console log: {res.console_log}", details=res.excerpt(),
+                           nipa={}))
     return out
 
 
@@ -122,6 +124,11 @@ def selftest_lines(cases: list[CaseResult]) -> str:
                      for c in cases)
 
 
+# What a case's outcome is in NIPA's contest (contest/remote/lib/results.py):
+# a skipped case makes its program "skip", which pw_contest.py posts as warning.
+CONTEST = {"ok": "success", "xfail": "success", "skip": "warning"}
+
+
 def selftest_findings(target: str, cases: list[CaseResult], at: int, commit: str,
                       on_base: set[str] | None, console_log: str, base_note: str = "",
                       missing: list[str] | None = None, not_run: list[str] | None = None
@@ -135,12 +142,14 @@ def selftest_findings(target: str, cases: list[CaseResult], at: int, commit: str
         if c.status != "not ok":
             out.append(Finding(check="selftest", severity=Severity.INFO, patch=at,
                                message=f"{target}: selftest {c.name} {c.status}{why}",
-                               details=c.excerpt))
+                               details=c.excerpt, nipa={"contest": CONTEST[c.status]}))
         elif on_base is not None and c.name in on_base:
+            # NIPA fails it too, unless its filters (not public) ignore the test
             out.append(Finding(check="selftest", severity=Severity.INFO, patch=at,
                                message=f"{target}: selftest {c.name} failed at {where}{why}: "
                                        "already failing on base",
-                               hint=f"console log: {console_log}", details=c.excerpt))
+                               hint=f"console log: {console_log}", details=c.excerpt,
+                               nipa={"contest": "unknown"}))
         else:
             base = f" (not compared with the base: {base_note})" if base_note else ""
             out.append(Finding(check="selftest", severity=Severity.ERROR, patch=at,
@@ -148,9 +157,10 @@ def selftest_findings(target: str, cases: list[CaseResult], at: int, commit: str
                                hint=f"console log: {console_log}", details=c.excerpt))
     for name in missing or []:
         out.append(Finding(check="selftest", severity=Severity.INFO, patch=at,
-                           message=f"{target}: selftest {name} not run: not in this tree"))
+                           message=f"{target}: selftest {name} not run: not in this tree",
+                           nipa={}))
     for name in not_run or []:
         out.append(Finding(check="selftest", severity=Severity.INFO, patch=at,
                            message=f"{target}: selftest {name} not run: the guest stopped "
-                                   "before it", hint=f"console log: {console_log}"))
+                                   "before it", hint=f"console log: {console_log}", nipa={}))
     return out
