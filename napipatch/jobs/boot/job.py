@@ -82,7 +82,7 @@ class BootJob:
             return []
         return selftest_findings(self.target, guest.cases, self.at, self.commit, guest.on_base,
                                  str(guest.res.console_log), guest.base_note, guest.missing,
-                                 guest.res.not_run)
+                                 guest.res.not_run, guest.leaks)
 
 
 def _boot_data(res: BootResult, guest: selfrun.GuestRun | None) -> dict:
@@ -92,4 +92,6 @@ def _boot_data(res: BootResult, guest: selfrun.GuestRun | None) -> dict:
                        "details": t.after} for t in res.tests],
             "selftest_seconds": res.selftest_seconds,
             "selftests": [{"name": c.name, "status": c.status, "reason": c.reason,
-                           "excerpt": c.excerpt} for c in (guest.cases if guest else [])]}
+                           "excerpt": c.excerpt, "flaky": c.flaky}
+                          for c in (guest.cases if guest else [])],
+            "selftest_leaks": guest.leaks if guest else {}}
