@@ -30,6 +30,11 @@ class GuestRun:
     on_base: set[str] | None = None
     base_note: str = ""  # why the base was not compared
 
+    @property
+    def leaks(self) -> dict[str, list[str]]:
+        """What each program left behind in the guest's netdev state."""
+        return leaks_of(self.res)
+
 
 def _tests(repo: Path, target: Target, base: str | None, commit: str) -> tuple[list[Selftest], list[str]]:
     """The series' changed selftests, then the target's list; timeouts capped."""
@@ -38,12 +43,6 @@ def _tests(repo: Path, target: Target, base: str | None, commit: str) -> tuple[l
     tests, missing = selftests.resolve(repo, commit, names)
     cap = target.selftest_max_timeout
     return [Selftest(t.dir, t.prog, min(t.timeout, cap)) for t in tests], missing
-
-
-    @property
-    def leaks(self) -> dict[str, list[str]]:
-        """What each program left behind in the guest's netdev state."""
-        return leaks_of(self.res)
 
 
 def cases_of(res: BootResult) -> list[CaseResult]:
