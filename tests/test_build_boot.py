@@ -200,3 +200,53 @@ def test_napipatch_errors_survive_pickling():
 
     e = pickle.loads(pickle.dumps(GitError("git checkout", "index.lock exists")))
     assert str(e) == "git checkout: index.lock exists" and isinstance(e, GitError)
+
+
+FLAKY_SH = """#!/bin/sh
+# fails on its first run in a boot, passes when run again
+state=/tmp/napipatch_flaky.state
+if [ -e "$state" ]; then echo "second run: ok"; exit 0; fi
+touch "$state" && echo "first run: failing on purpose" && exit 1
+"""
+LEAK_SH = """#!/bin/sh
+# adds a netdevsim port and leaves it behind
+echo "4242 1" > /sys/bus/netdevsim/new_device || exit 4
+udevadm settle -t 5 2>/dev/null
+echo "left: $(ls /sys/bus/netdevsim/devices/netdevsim4242/net/)"
+"""
+
+
+def test_a_flaky_test_is_retried_and_a_leaked_interface_is_named(run, kernel_tree, base_commit,
+                                                               tmp_path):
+    """One guest for both: a selftest that fails once then passes (flaky: an
+    info, a warning for NIPA's contest), one that leaves a netdevsim port
+    (an error naming it); nl_netdev.py, the target's, leaks nothing."""
+    net = "tools/testing/selftests/net"
+    mk = edit(kernel_tree, base_commit, f"{net}/Makefile", "TEST_PROGS += fib_tests.sh",
+              "TEST_PROGS += napipatch_flaky.sh napipatch_leak.sh\nTEST_PROGS += fib_tests.sh")
+    d = _series(kernel_tree, base_commit, tmp_path, "retryleak", [
+        ("selftests: net: a flaky test and a leaky one",
+         {f"{net}/Makefile": mk, f"{net}/napipatch_flaky.sh": FLAKY_SH,
+          f"{net}/napipatch_leak.sh": LEAK_SH})])
+    for p in d.glob("*.patch"):  # the programs are executable, as kselftest wants them
+        p.write_text(p.read_text().replace("new file mode 100644", "new file mode 100755"))
+    rc, report = run("boot", d, "--target", "virtio-net")
+    found = [f for f in report["findings"] if f["check"] == "selftest"]
+    errors = [f for f in found if f["severity"] == "error"]
+    flaky = [f for f in found if "flaky" in f["message"]]
+    assert [f["message"] for f in flaky] == [
+        "virtio-net: selftest net:napipatch_flaky.sh flaky at patch 1 ("
+        + flaky[0]["message"].split("(")[1].split(")")[0]
+        + "): failed on the first run: exit status 1, ok on the retry"], found
+    assert flaky[0]["severity"] == "info" and flaky[0]["nipa"] == {"contest": "warning"}
+    assert "first run: failing on purpose" in flaky[0]["details"]
+    assert "second run: ok" in flaky[0]["details"]
+    # the leak is the only error: on its test, naming the port the test printed
+    leak_ok = [f for f in found if f["message"] == "virtio-net: selftest net:napipatch_leak.sh ok"]
+    port = leak_ok[0]["details"].split("left: ")[1].split()[0]
+    assert [f["message"] for f in errors] == [
+        "virtio-net: selftest net:napipatch_leak.sh left netdev state changed at patch 1 ("
+        + errors[0]["message"].split("(")[1].split(")")[0]
+        + f"): interface {port} left behind"], found
+    assert rc == 1
+    assert any(f["message"] == "virtio-net: selftest net:nl_netdev.py:empty_check ok" for f in found)

@@ -7,10 +7,15 @@ What it catches:
     netlink family, the programs using a changed sysctl, sysfs or ethtool
     name; bounded, each with its reason) and those the target lists, run
     as kselftest runs them (their ``settings`` timeout, KSFT_SKIP as a
-    skip). A test that fails at the
-    tip is an error; one that also fails at the base is said to be a
-    failure the series did not cause. A test the guest never reached is
-    said so, not counted as passed.
+    skip). A test that fails runs once more in the same guest, as NIPA
+    retries it: failing twice at the tip is an error; failing then passing
+    is flaky, an info (a warning for NIPA's contest). A test that fails at
+    the base too is said to be a failure the series did not cause. Netdev
+    state is snapshotted before and after each run (interfaces, namespaces,
+    the NIC's channels, rings and features, page pools): a test that leaves
+    an interface, a namespace or a changed setting behind is an error on
+    that test naming it, unless the base's copy leaks the same. A test the
+    guest never reached is said so, not counted as passed.
 
 Why a reviewer cares:
     The netdev CI runs the selftests in its contest after posting, and a
@@ -20,11 +25,14 @@ Why a reviewer cares:
 Example:
     ``selftest/virtio-net: error: drivers/net/napi_threaded.py:
     napi_set_threaded_one failed (not ok 2)`` on the last patch, with the
-    test's output.
+    test's output; ``selftest/virtio-net: error: net:x.sh left netdev
+    state changed at patch 2 (...): interface eth1 left behind``.
 
 Fix:
     Run the test in a guest (``napipatch test boot``; the report names the
-    command and the log) and fix the series or the test.
+    command and the log) and fix the series or the test; a test must
+    delete what it creates and restore what it changes (a ``trap`` or
+    ``defer``), even when it fails.
 """
 
 from napipatch.checks import check

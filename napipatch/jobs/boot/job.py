@@ -85,7 +85,7 @@ class BootJob:
         chosen = [choose.finding(self.target, guest.chosen, self.at)] if guest.chosen else []
         return chosen + selftest_findings(self.target, guest.cases, self.at, self.commit, guest.on_base,
                                  str(guest.res.console_log), guest.base_note, guest.missing,
-                                 guest.res.not_run)
+                                 guest.res.not_run, guest.leaks)
 
 
 def _boot_data(res: BootResult, guest: selfrun.GuestRun | None) -> dict:
@@ -97,4 +97,6 @@ def _boot_data(res: BootResult, guest: selfrun.GuestRun | None) -> dict:
             "selftests_chosen": [{"name": c.name, "reason": c.reason}
                                  for c in (guest.chosen.tests if guest and guest.chosen else [])],
             "selftests": [{"name": c.name, "status": c.status, "reason": c.reason,
-                           "excerpt": c.excerpt} for c in (guest.cases if guest else [])]}
+                           "excerpt": c.excerpt, "flaky": c.flaky}
+                          for c in (guest.cases if guest else [])],
+            "selftest_leaks": guest.leaks if guest else {}}

@@ -1,7 +1,8 @@
 """A vng boot of the series tip with the plan and the kernel selftests, and,
-only when a selftest case fails, a boot of the base running just the failed
-tests (the base's own copies), so a case already failing there is told apart
-from one the series broke.
+only when a selftest case fails (twice: the guest retries a failed program)
+or a program leaks netdev state, a boot of the base running just those
+programs (the base's own copies), so a case already failing, or a leak
+already there, is told apart from one the series brought.
 
 Runs inside the Builder's lock: the base boot rebuilds the build directory
 at the base (the next run builds the tip again, incrementally).
@@ -15,7 +16,7 @@ from pathlib import Path
 from napipatch.jobs.boot import vng
 from napipatch.jobs.boot.result import BootResult
 from napipatch.jobs.build.builder import Builder
-from napipatch.jobs.results import choose, selftests
+from napipatch.jobs.results import choose, netstate, selftests
 from napipatch.jobs.results.selftests import CaseResult, Selftest
 from napipatch.jobs.targets import Target
 
@@ -25,9 +26,15 @@ class GuestRun:
     res: BootResult
     cases: list[CaseResult] = field(default_factory=list)
     missing: list[str] = field(default_factory=list)  # asked for, not in the tree
-    on_base: set[str] | None = None  # cases failing on the base too (None: not compared)
+    # cases failing, and leaks (netstate.key), on the base too (None: not compared)
+    on_base: set[str] | None = None
     base_note: str = ""  # why the base was not compared
     chosen: choose.Choice | None = None  # which selftests ran and why
+
+    @property
+    def leaks(self) -> dict[str, list[str]]:
+        """What each program left behind in the guest's netdev state."""
+        return leaks_of(self.res)
 
 
 def _tests(repo: Path, target: Target, base: str | None, commit: str
@@ -46,6 +53,10 @@ def cases_of(res: BootResult) -> list[CaseResult]:
     return [c for r in res.runs for c in selftests.case_results(r, hang)]
 
 
+def leaks_of(res: BootResult) -> dict[str, list[str]]:
+    return {r.test: r.leaks for r in res.runs if r.leaks}
+
+
 def boot_tip(b: Builder, kernel: Path, commit: str, base: str | None,
              timeout: float | None, progress) -> GuestRun:
     target = b.target
@@ -57,19 +68,21 @@ def boot_tip(b: Builder, kernel: Path, commit: str, base: str | None,
                    timeout=timeout, progress=progress)
     run = GuestRun(res, cases_of(res), missing, chosen=chosen)
     failed = [c for c in run.cases if c.status == "not ok"]
-    if failed and base and base != commit:
-        run.on_base, run.base_note = _on_base(b, kernel, base, failed, progress)
+    if (failed or run.leaks) and base and base != commit:
+        run.on_base, run.base_note = _on_base(b, kernel, base, failed, list(run.leaks), progress)
     return run
 
 
-def _on_base(b: Builder, kernel: Path, base: str, failed: list[CaseResult],
+def _on_base(b: Builder, kernel: Path, base: str, failed: list[CaseResult], leaked: list[str],
              progress) -> tuple[set[str] | None, str]:
-    progs = list(dict.fromkeys(":".join(c.name.split(":")[:2]) for c in failed
-                               if _base_has(b.repo, base, c.name)))
+    progs = list(dict.fromkeys([":".join(c.name.split(":")[:2]) for c in failed
+                                if _base_has(b.repo, base, c.name)]
+                               + [p for p in leaked if _base_has(b.repo, base, p)]))
     tests, _ = selftests.resolve(b.repo, base, progs)
     if not tests:
         return set(), ""  # the failed cases are new in the series: nothing to compare
-    progress(f"{b.target.name}: building the base to run {len(tests)} failed selftest(s) there")
+    progress(f"{b.target.name}: building the base to run {len(tests)} failed or leaking "
+             "selftest(s) there")
     step = b.step(0, base, "base-for-selftests")
     if not step.ok:
         return None, f"the base does not build (log: {step.log})"
@@ -78,7 +91,8 @@ def _on_base(b: Builder, kernel: Path, base: str, failed: list[CaseResult],
     ksrc = selftests.export_tools(b.repo, base, b.dirs.root / "selftests")
     res = vng.boot(kernel, b.target, b.dirs.root, b.dirs.root.parent, ksrc, tests,
                    plan=False, progress=progress)
-    return {c.name for c in cases_of(res) if c.status == "not ok"}, ""
+    return ({c.name for c in cases_of(res) if c.status == "not ok"}
+            | {netstate.key(t, x) for t, xs in leaks_of(res).items() for x in xs}), ""
 
 
 def _base_has(repo: Path, base: str, case: str) -> bool:

@@ -24,8 +24,17 @@ from virtme_ng.version import get_package_version
 
 from napipatch import fileio, procs
 from napipatch.errors import NapipatchError
-from napipatch.jobs.boot.console import BEGIN, DONE, END, SELFTEST_BEGIN, SELFTEST_END
+from napipatch.jobs.boot.console import (
+    BEGIN,
+    DONE,
+    END,
+    NETSTATE,
+    SELFTEST_BEGIN,
+    SELFTEST_END,
+    SELFTEST_RETRY,
+)
 from napipatch.jobs.boot.result import BootResult, parse_tap, require_bootable
+from napipatch.jobs.results import netstate
 from napipatch.jobs.results.selftests import ROOT, ProgramRun, Selftest
 from napipatch.jobs.targets import Target
 
@@ -63,9 +72,15 @@ def command(kernel: Path, target: Target, script: Path, accel: str) -> list[str]
     return cmd + ["--exec", f"sh {shlex.quote(str(script))}"]
 
 
-def guest_script(plan: Path | None, ksrc: Path, tests: list[Selftest]) -> str:
+def guest_script(plan: Path | None, ksrc: Path, tests: list[Selftest],
+                 snap: Path | None = None) -> str:
     """The guest's payload: the plan, then each selftest under its timeout,
-    the way kselftest's runner runs it (in its dir, ``timeout`` around it)."""
+    the way kselftest's runner runs it (in its dir, ``timeout`` around it).
+    A selftest that fails (any status but 0 and KSFT_SKIP) runs once more
+    right away in the same guest, as NIPA retries it (a second boot would
+    cost a minute under TCG; the retry costs the test's own time). With
+    ``snap`` (netsnap.py), a netdev snapshot is printed before the first
+    selftest and after each run: the host compares each run's neighbours."""
     q = shlex.quote
     lines = ["#!/bin/sh", "# napipatch: test plan and kernel selftests in a vng guest",
              "export PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1",
@@ -83,11 +98,17 @@ def guest_script(plan: Path | None, ksrc: Path, tests: list[Selftest]) -> str:
     if plan is not None:
         lines += [f"echo {BEGIN}", f"sh {q(str(plan))}",
                   f'echo "{END} rc=$?"']
+    snapshot = f"python3 {q(str(snap))} {NETSTATE} 2>/dev/null" if snap and tests else ":"
+    lines.append(snapshot)
     for t in tests:
+        run = f"timeout -k 10 {t.timeout} ./{q(t.prog)} 2>&1"
         lines += [f"echo {SELFTEST_BEGIN} {q(t.name)}",
                   f"cd {q(str(ksrc / ROOT / t.dir))}",
-                  f"timeout -k 10 {t.timeout} ./{q(t.prog)} 2>&1",
-                  f'echo "{SELFTEST_END} {t.name} rc=$?"']
+                  run, "rc=$?",
+                  f'echo "{SELFTEST_END} {t.name} rc=$rc"', snapshot,
+                  'case $rc in 0|4) ;; *)',
+                  f"  echo {SELFTEST_RETRY} {q(t.name)}", f"  {run}",
+                  f'  echo "{SELFTEST_END} {t.name} rc=$?"', f"  {snapshot};;", "esac"]
     # Restart the guest's kernel (QEMU runs with -no-reboot, so it exits): a
     # kernel without ACPI only halts at power-off, and a host watcher killed
     # mid-run (kill -9 of a worker) would leave that QEMU up for good.
@@ -174,17 +195,30 @@ def run(cmd: list[str], timeout: float, logf: Path, progress=None, what: str = "
 
 
 def split_runs(console: str, tests: list[Selftest]) -> tuple[list[ProgramRun], list[str]]:
-    """Each selftest's output between its markers; and the tests never started."""
+    """Each selftest's output between its markers (a retry attached to its
+    first run), each run's netdev snapshots before and after it; and the
+    tests never started."""
     runs: list[ProgramRun] = []
     cur: ProgramRun | None = None
+    ended: ProgramRun | None = None  # the last run, waiting for its "after" snapshot
+    state: dict | None = None  # the last snapshot seen
     for line in console.splitlines():
-        if line.startswith(SELFTEST_BEGIN + " "):
-            cur = ProgramRun(line.split(" ", 1)[1].strip(), None)
-            runs.append(cur)
+        if line.startswith((SELFTEST_BEGIN + " ", SELFTEST_RETRY + " ")):
+            name = line.split(" ", 1)[1].strip()
+            cur = ProgramRun(name, None, before=state)
+            if line.startswith(SELFTEST_RETRY) and runs and runs[-1].test == name:
+                runs[-1].retry = cur
+            else:
+                runs.append(cur)
+            ended = None
         elif line.startswith(SELFTEST_END + " ") and cur is not None:
             m = re.search(r" rc=(\d+)", line)
             cur.rc = int(m.group(1)) if m else None
-            cur = None
+            cur, ended = None, cur
+        elif line.startswith(NETSTATE + " ") and cur is None:
+            state = netstate.parse(line, NETSTATE)
+            if ended is not None:
+                ended.after, ended = state, None
         elif cur is not None:
             cur.output.append(line)
     started = {r.test for r in runs}
@@ -207,8 +241,11 @@ def boot(kernel: Path, target: Target, workdir: Path, probe_dir: Path, ksrc: Pat
         plan_copy = guest / "plan.sh"
         shutil.copy(target.boot.plan, plan_copy)
     script = guest / f"run-{ksrc.name[:12]}{'' if plan else '-selftests'}.sh"
-    script.write_text(guest_script(plan_copy, ksrc, tests))
-    total = timeout or target.boot.timeout + sum(t.timeout + 15 for t in tests)
+    snap = guest / "netsnap.py"
+    shutil.copy(Path(__file__).with_name("netsnap.py"), snap)
+    script.write_text(guest_script(plan_copy, ksrc, tests, snap))
+    # each test may run twice (the retry), with a snapshot after each run
+    total = timeout or target.boot.timeout + sum(2 * t.timeout + 60 for t in tests)
     logf = workdir / "logs" / f"{time.strftime('%Y%m%d-%H%M%S')}-vng.console.log"
     stamps: dict[str, float] = {}
     console, timed_out, secs = run(command(kernel, target, script, a), total, logf, progress,

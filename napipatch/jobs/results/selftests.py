@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from napipatch import fileio
-from napipatch.jobs.results import tap
+from napipatch.jobs.results import netstate, tap
 from napipatch.tree import gitutil
 from napipatch.tree.export import MARKER, export_paths, is_exported
 
@@ -49,6 +49,7 @@ class CaseResult:
     status: str  # ok | not ok | skip | xfail (tap.Result.status)
     excerpt: str = ""
     reason: str = ""  # the SKIP reason, a directive and its data, or "timed out after N s"
+    flaky: str = ""  # failed on the first run, passed on the retry: how the first run failed
 
 
 @dataclass
@@ -58,6 +59,17 @@ class ProgramRun:
     test: str  # net:nl_netdev.py
     rc: int | None  # None: the guest was killed while it ran
     output: list[str] = field(default_factory=list)
+    retry: ProgramRun | None = None  # the second run of a program whose first run failed
+    before: dict | None = None  # the guest's netdev snapshot before the run (netsnap)
+    after: dict | None = None  # and after it
+
+    @property
+    def leaks(self) -> list[str]:
+        """What the run (and its retry) left behind or changed in the netdev state."""
+        out = netstate.leaks(self.before, self.after)
+        if self.retry is not None:
+            out += [x for x in self.retry.leaks if x not in out]
+        return out
 
 
 def export_tools(repo: Path, commit: str, dest_root: Path) -> Path:
@@ -155,6 +167,32 @@ def resolve(repo: Path, commit: str, names: list[str]) -> tuple[list[Selftest], 
 
 
 def case_results(run: ProgramRun, hang_excerpt: str = "") -> list[CaseResult]:
+    """NIPA's retry: a program that failed and passed when run again is
+    judged by its retry, its cases that failed the first time marked flaky;
+    one that failed twice is judged by its first run, as without a retry."""
+    first = _cases(run, hang_excerpt)
+    if run.retry is None or not any(c.status == "not ok" for c in first):
+        return first
+    second = _cases(run.retry, hang_excerpt)
+    if any(c.status == "not ok" for c in second):
+        again = "failed again on the retry"
+        return [CaseResult(c.name, c.status, c.excerpt,
+                           (f"{c.reason} ({again})" if c.reason else again)
+                           if c.status == "not ok" else c.reason) for c in first]
+    failed = {c.name: c for c in first if c.status == "not ok"}
+    for c in second:
+        if c.name in failed:
+            f = failed.pop(c.name)
+            c.flaky = f"failed on the first run{f': {f.reason}' if f.reason else ''}, {c.status} on the retry"
+            c.excerpt = f"--- first run ---\n{f.excerpt}\n--- retry ---\n{c.excerpt}"
+    # a first-run failure the retry has no case for (the program's exit status)
+    second += [CaseResult(f.name, "ok", f.excerpt, "", f"failed on the first run"
+                          f"{f': {f.reason}' if f.reason else ''}, passed on the retry")
+               for f in failed.values()]
+    return second
+
+
+def _cases(run: ProgramRun, hang_excerpt: str = "") -> list[CaseResult]:
     """One result per top-level KTAP case (a case's excerpt holds its
     diagnostics and subtests); a program without KTAP cases is one result
     by its exit status (0 ok, 4 skip, 124 timed out, else not ok)."""

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from napipatch.jobs.boot import result as bootmod
 from napipatch.jobs.build.builder import Step
+from napipatch.jobs.results import netstate
 from napipatch.jobs.results.selftests import CaseResult
 from napipatch.jobs.results.tap import Result
 from napipatch.report.findings import Finding, Severity
@@ -131,15 +132,24 @@ CONTEST = {"ok": "success", "xfail": "success", "skip": "warning"}
 
 def selftest_findings(target: str, cases: list[CaseResult], at: int, commit: str,
                       on_base: set[str] | None, console_log: str, base_note: str = "",
-                      missing: list[str] | None = None, not_run: list[str] | None = None
-                      ) -> list[Finding]:
+                      missing: list[str] | None = None, not_run: list[str] | None = None,
+                      leaks: dict[str, list[str]] | None = None) -> list[Finding]:
     """Check ``selftest``: an error a case that fails at the tip (``at``: the
-    patch it ran at), info when the base fails it too, info for the rest."""
+    patch it ran at) twice, info when the base fails it too, info when it
+    failed once and passed on the retry (flaky; NIPA's contest: a warning),
+    an error a program that leaves netdev state behind (``leaks``; info when
+    the base leaks the same), info for the rest."""
     out: list[Finding] = []
     where = f"patch {at} ({commit[:12]})" if at else f"the base ({commit[:12]})"
     for c in cases:
         why = f": {c.reason}" if c.reason else ""
-        if c.status != "not ok":
+        if c.flaky:
+            out.append(Finding(check="selftest", severity=Severity.INFO, patch=at,
+                               message=f"{target}: selftest {c.name} flaky at {where}: {c.flaky}",
+                               hint=f"console log: {console_log}; NIPA's contest posts a "
+                                    "failure when its first run fails (its retry shows as a flake)",
+                               details=c.excerpt, nipa={"contest": "warning"}))
+        elif c.status != "not ok":
             out.append(Finding(check="selftest", severity=Severity.INFO, patch=at,
                                message=f"{target}: selftest {c.name} {c.status}{why}",
                                details=c.excerpt, nipa={"contest": CONTEST[c.status]}))
@@ -155,6 +165,23 @@ def selftest_findings(target: str, cases: list[CaseResult], at: int, commit: str
             out.append(Finding(check="selftest", severity=Severity.ERROR, patch=at,
                                message=f"{target}: selftest {c.name} failed at {where}{why}{base}",
                                hint=f"console log: {console_log}", details=c.excerpt))
+    for test, items in (leaks or {}).items():
+        new = [x for x in items if on_base is None or netstate.key(test, x) not in on_base]
+        old = [x for x in items if x not in new]
+        base = f" (not compared with the base: {base_note})" if base_note and new else ""
+        if new:
+            out.append(Finding(check="selftest", severity=Severity.ERROR, patch=at,
+                               message=f"{target}: selftest {test} left netdev state changed at "
+                                       f"{where}: {'; '.join(new[:3])}"
+                                       + (f" (+{len(new) - 3} more)" if len(new) > 3 else "") + base,
+                               hint="a test must undo what it sets up (NIPA's env check fails it); "
+                                    f"console log: {console_log}",
+                               details="\n".join(new)))
+        if old:
+            out.append(Finding(check="selftest", severity=Severity.INFO, patch=at,
+                               message=f"{target}: selftest {test} left netdev state changed at "
+                                       f"{where}: {'; '.join(old[:3])}: already so on base",
+                               details="\n".join(old)))
     for name in missing or []:
         out.append(Finding(check="selftest", severity=Severity.INFO, patch=at,
                            message=f"{target}: selftest {name} not run: not in this tree",
