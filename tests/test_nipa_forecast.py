@@ -402,3 +402,15 @@ def test_contest_skip_is_a_warning_and_a_failure_at_the_base_is_not_known():
     old = _case("lo_check", "not ok", on_base={"net:nl_netdev.py:lo_check"}, console_log="c.log")
     cell = _contest(ok + old, _GUEST)[0]
     assert cell["state"] == "unknown" and "already failing on base" in cell["description"]
+
+
+def test_contest_flaky_case_is_a_warning_naming_the_retry():
+    from napipatch.jobs.results.selftests import CaseResult
+    from napipatch.jobs.results.verdicts import selftest_findings
+    c = CaseResult("net:nl_netdev.py:napi_list_check", "ok")
+    c.flaky = "failed on the first run: timeout, ok on the retry"
+    flaky = selftest_findings("virtio-net", [c], 5, "0123456789ab", on_base=None,
+                              console_log="c.log")
+    ok = _case("empty_check", "ok", on_base=None, console_log="c.log")
+    cell = _contest(ok + flaky, _GUEST)[0]
+    assert cell["state"] == "warning" and "napi_list_check flaky" in cell["description"]
