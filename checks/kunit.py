@@ -19,13 +19,13 @@ Why a reviewer cares:
     is found there, by someone else, first.
 
 Example:
-    ``net/core/dev_addr_lists_test.c:73: error: PATCH 1/1 [kunit] KUnit
-    dev-addr-list-test.dev_addr_test_basic fails: dev_addr_test_basic:
-    EXPECTATION FAILED at net/core/dev_addr_lists_test.c:73``.
+    ``net/core/dev_addr_lists_test.c:95: error: PATCH 1/1 [kunit] KUnit
+    dev-addr-list-test.dev_addr_test_sync_one fails: dev_addr_test_sync_one:
+    EXPECTATION FAILED at net/core/dev_addr_lists_test.c:95``.
 
 Fix:
     Run the case with ``tools/testing/kunit/kunit.py run --arch=um
-    --kunitconfig=... dev-addr-list-test.dev_addr_test_basic`` (the
+    --kunitconfig=... dev-addr-list-test.dev_addr_test_sync_one`` (the
     check's info gives the .kunitconfig) and fix the code it tests, or
     the test when the behaviour change is intended.
 """
