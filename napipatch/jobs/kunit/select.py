@@ -79,18 +79,29 @@ class _Tree:
             self._files[path] = cp.stdout if cp.returncode == 0 else None
         return self._files[path]
 
-    def entry(self, sym: str) -> tuple[str, int] | None:
-        """(Kconfig file, line index) of ``config SYM``."""
-        if sym not in self._entries:
+    def entry(self, sym: str, near: str = "") -> tuple[str, int] | None:
+        """(Kconfig file, line index) of ``config SYM``: looked for in the
+        Kconfig of ``near`` and its parents first, then under its top
+        directory, then everywhere (a git grep of a whole tree takes seconds)."""
+        if sym in self._entries:
+            return self._entries[sym]
+        pat = re.compile(rf"^[ \t]*(?:menu)?config[ \t]+{sym}[ \t]*$", re.M)
+        parts = near.split("/") if near else []
+        for k in range(len(parts), 0, -1):
+            path = "/".join(parts[:k]) + "/Kconfig"
+            m = pat.search(self.read(path) or "")
+            if m:
+                self._entries[sym] = (path, self.read(path).count("\n", 0, m.start()))
+                return self._entries[sym]
+        for spec in ([f":(glob){parts[0]}/**/Kconfig*"] if parts else []) + [":(glob)**/Kconfig*"]:
             cp = gitutil.git(self.repo, "grep", "-n", "-E", rf"^\s*(menu)?config\s+{sym}\s*$",
-                             self.commit, "--", ":(glob)**/Kconfig*", check=False)
-            hit = None
+                             self.commit, "--", spec, check=False)
             for ln in cp.stdout.splitlines():
                 _rev, path, num, _text = ln.split(":", 3)
-                hit = (path, int(num) - 1)
-                break
-            self._entries[sym] = hit
-        return self._entries[sym]
+                self._entries[sym] = (path, int(num) - 1)
+                return self._entries[sym]
+        self._entries[sym] = None
+        return None
 
 
 def _logical_lines(text: str) -> list[str]:
@@ -133,9 +144,10 @@ def _enclosing_ifs(lines: list[str], i: int) -> list[str]:
     return [d for expr in stack for d in _deps_expr(expr)]
 
 
-def kconfig_deps(tree: _Tree, sym: str) -> tuple[bool, list[str]]:
-    """(is a KUnit symbol, the symbols its entry and its ``if`` blocks need)."""
-    where = tree.entry(sym)
+def kconfig_deps(tree: _Tree, sym: str, near: str = "") -> tuple[bool, list[str]]:
+    """(is a KUnit symbol, the symbols its entry and its ``if`` blocks need);
+    ``near``: the directory whose Makefile or Kconfig named it."""
+    where = tree.entry(sym, near)
     if where is None:
         return False, []
     lines = (tree.read(where[0]) or "").splitlines()
@@ -159,6 +171,12 @@ def _makefile_suites(tree: _Tree, d: str) -> list[tuple[str, list[str]]]:
     return list(out.items())
 
 
+def _testlike(sym: str, objs: list[str]) -> bool:
+    """A symbol worth looking up (a Kconfig lookup costs a git grep): a
+    test's name or object (NET_TEST, mptcp_token_test.o, vcap_model_kunit.o)."""
+    return bool(re.search(r"TEST|KUNIT", sym) or any(re.search(r"test|kunit", o) for o in objs))
+
+
 def select(repo: Path, commit: str, paths: list[str], limit: int = LIMIT) -> Selection:
     """The KUnit suites ``paths`` (the series' changed files) reach at ``commit``."""
     tree = _Tree(repo, commit)
@@ -172,9 +190,9 @@ def select(repo: Path, commit: str, paths: list[str], limit: int = LIMIT) -> Sel
             for k in range(1, UP + 1) if len(parts) > k]
         for level, where, how in looks:
             for sym, objs in _makefile_suites(tree, where):
-                if sym in seen:
+                if sym in seen or not _testlike(sym, objs):
                     continue
-                kunit, _deps = kconfig_deps(tree, sym)
+                kunit, _deps = kconfig_deps(tree, sym, where)
                 if not kunit:
                     continue
                 s = Suite(sym, objs, f"{where}/Makefile builds {', '.join(objs)} "
@@ -200,6 +218,7 @@ def _options(tree: _Tree, suites: list[Suite]) -> tuple[list[str], list[str]]:
                 opts += [ln.strip() for ln in text.splitlines()
                          if ln.strip().startswith("CONFIG_")]
             continue
+        near = str(Path(s.objects[0]).parent)
         todo, done = [s.symbol], set()
         for _ in range(DEPTH + 1):
             nxt = []
@@ -208,7 +227,7 @@ def _options(tree: _Tree, suites: list[Suite]) -> tuple[list[str], list[str]]:
                     continue
                 done.add(sym)
                 opts.append(f"CONFIG_{sym}=y")
-                nxt += kconfig_deps(tree, sym)[1]
+                nxt += kconfig_deps(tree, sym, near)[1]
             todo = nxt
     for s in suites:  # a shipped file may leave one of ours out
         if f"CONFIG_{s.symbol}=y" not in opts:
