@@ -158,3 +158,14 @@ def test_a_missing_tool_is_one_line_naming_the_package(cli, kernel_tree, tmp_pat
     assert "Traceback" not in cp.stderr
     report = json.loads(cp.stdout)
     assert {c["id"]: c["status"] for c in report["checks"]}["kunit"] == "error"
+
+
+def test_the_job_goes_to_the_build_queue_and_back_whole(tmp_path):
+    """A Celery worker gets the same job (the ``build`` queue, as the tools builds)."""
+    from napipatch.jobs.distributed import from_payload, to_payload
+    from napipatch.jobs.kunit.job import KunitJob
+
+    job = KunitJob(repo=tmp_path, base="a" * 40, commits=["b" * 40], cache=tmp_path, jobs=3)
+    payload = to_payload(job)
+    assert payload["kind"] == "kunit" and payload["job"]["queue"] == "build"
+    assert from_payload(payload) == job
