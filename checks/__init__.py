@@ -39,12 +39,17 @@ JOBS = {
                    "at its parent and at the patch",
     "dt-binding-check": "make dt_binding_check on the DT bindings a patch changes and those "
                         "that $ref them, at its parent and at the patch",
+    "kunit": "the trusted base's kunit.py under UML for the KUnit suites in or beside the "
+             "touched directories, at the series and, when a case fails, at the base",
 }
 PER_TARGET_JOBS = ("build", "boot", "remote")
 # `napipatch test warnings`: NIPA's three build tests, then coccinelle and the
 # docs build on the touched files, then NIPA's tools builds (ynl, build_tools).
 WARNING_JOBS = ("warnings-w1", "warnings-32bit", "warnings-clang", "cocci", "htmldocs",
                 "ynl-tools", "build-tools", "dt-binding-check")
+# What the bot runs only when its ``bot.warnings`` names the check: the
+# build tests above and KUnit (a UML build of its own).
+OPT_IN_JOBS = WARNING_JOBS + ("kunit",)
 
 
 @dataclass(frozen=True)

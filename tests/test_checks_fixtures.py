@@ -125,7 +125,8 @@ def test_tree_check_flags_its_bad_fixture_only(cli, kernel_tree, check_id):
 # check --only ID`, which proves that check runs a job check it is asked for.
 _TEST = {"build": (("test", "build"), ("--target", "virtio-net")),
          "boot": (("test", "boot"), ("--target", "virtio-net")),
-         "remote": (("test", "remote"), ("--target", "idpf"))}
+         "remote": (("test", "remote"), ("--target", "idpf")),
+         "kunit": (("test", "kunit"), ())}
 
 
 def _command(check_id: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
@@ -203,14 +204,15 @@ def _job_good_and_bad(job_runs: JobRuns, check_id: str, env: dict | None = None)
 
 def test_job_fixtures_share_their_runs():
     """What keeps the build tests' time down: the checks of the boot job
-    share one good run, the six build-warning checks another; 18 runs, not 24 (the
+    share one good run, the six build-warning checks another; 20 runs, not 26 (the
     tools builds, ynl-build, build-tools and dt-binding-check, have fixtures
     of their own: a spec, a selftest or a binding change, not the dummy
-    driver's)."""
+    driver's; so has kunit, a change beside a KUnit suite, built under UML in
+    a directory of its own)."""
     assert sorted(sorted(ids) for ids in RUNS.values()) == sorted(
         [["build"], ["build"], ["boot", "selftest"], ["boot"], ["selftest"],
          ["remote"], ["remote"], ["ynl-build"], ["ynl-build"], ["build-tools"],
-         ["build-tools"], ["dt-binding-check"], ["dt-binding-check"],
+         ["build-tools"], ["dt-binding-check"], ["dt-binding-check"], ["kunit"], ["kunit"],
          ["build-32bit", "build-clang", "build-w1", "cocci", "htmldocs", "sparse"]]
         + [[i] for i in ("build-32bit", "build-clang", "build-w1", "cocci", "htmldocs",
                          "sparse")])

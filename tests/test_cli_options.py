@@ -64,7 +64,8 @@ def test_version_names_napipatch_and_the_tools_it_found(cli):
 def test_job_checks_are_listed_and_documented_like_the_others(cli):
     listed = cli("checks", "list").stdout
     for cid in ("build", "boot", "selftest", "remote", "build-w1", "sparse", "build-32bit",
-                "build-clang", "cocci", "htmldocs", "ynl-build", "build-tools", "dt-binding-check"):
+                "build-clang", "cocci", "htmldocs", "ynl-build", "build-tools", "dt-binding-check",
+                "kunit"):
         assert any(line.split()[0] == cid for line in listed.splitlines()), cid
         doc = cli("checks", "doc", cid)
         assert doc.returncode == 0 and "What it catches:" in doc.stdout and "Fix:" in doc.stdout

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from napipatch import tomlconf
-from napipatch.checks import WARNING_JOBS
+from napipatch.checks import OPT_IN_JOBS
 from napipatch.engine.registry import discover
 from napipatch.jobs import targets as targetdata
 
@@ -43,7 +43,7 @@ class BotConfig:
     incomplete_after: float
     jobs: bool
     targets: list[str]  # empty: every target
-    warnings: list[str]  # `test warnings` checks run with jobs (build-w1, sparse, ...)
+    warnings: list[str]  # `test warnings` checks and kunit, run with jobs (build-w1, sparse, ...)
     tree_path: Path | None
     branches: dict[str, str]
     remote: str
@@ -243,5 +243,5 @@ def _build(path: Path, base: Path, data: dict, inboxes: list[Inbox]) -> BotConfi
 
 
 def warning_checks() -> list[str]:
-    """The ids ``bot.warnings`` takes: the checks of `napipatch test warnings`."""
-    return [c.id for c in discover().values() if c.job in WARNING_JOBS]
+    """The ids ``bot.warnings`` takes: the checks of `napipatch test warnings`, and kunit."""
+    return [c.id for c in discover().values() if c.job in OPT_IN_JOBS]

@@ -1,4 +1,4 @@
-"""``napipatch test build|boot|remote|warnings|run``: build and boot jobs on the
+"""``napipatch test build|boot|remote|warnings|kunit|run``: build and boot jobs on the
 series' targets, and the netdev CI's build-warning tests."""
 
 from __future__ import annotations
@@ -179,6 +179,18 @@ def warnings_cmd(target: str = typer.Argument(..., help=TARGET_HELP), tree: Opti
     on the DT bindings it changes (dt-binding-check); exit 1 on build errors."""
     _drive(target, one_tree(tree, repo), base, fmt,
            lambda c: c.id == "apply" or _warning_jobs(c), JobPlan(jobs=jobs), only, skip)
+
+
+@test_app.command("kunit")
+def kunit_cmd(target: str = typer.Argument(..., help=TARGET_HELP), tree: Optional[Path] = TREE,
+              repo: Optional[Path] = REPO_ALIAS, base: Optional[str] = BASE,
+              jobs: Optional[int] = _JOBS, fmt: str = FORMAT,
+              only: Optional[list[str]] = ONLY, skip: Optional[list[str]] = SKIP):
+    """The KUnit suites in or beside the directories the series changes, under UML
+    with the trusted base's kunit.py, at the series and (when a case fails) at the
+    base: the `kunit` check; exit 1 on a failing case."""
+    _drive(target, one_tree(tree, repo), base, fmt, _ids("kunit"), JobPlan(jobs=jobs),
+           only, skip)
 
 
 @test_app.command("run")

@@ -4,9 +4,9 @@ A bot that builds every netdev series patch by patch outgrows one machine,
 and idpf needs hosts with real hardware. ``CeleryExecutor`` sends each job
 to the queue named after its target (``virtio-net``, ``idpf``), so idpf
 jobs reach only workers started with ``--queues idpf``; the build-warning
-jobs (``warnings``, ``cocci``, ``htmldocs``) and the tools builds
-(``ynl-tools``, ``build-tools``, ``dt-binding-check``) go to the ``build`` queue; ``napipatch
-worker`` runs them and hands back the same ``JobResult`` the local
+jobs (``warnings``, ``cocci``, ``htmldocs``), the tools builds
+(``ynl-tools``, ``build-tools``, ``dt-binding-check``) and KUnit (``kunit``) go to the
+``build`` queue; ``napipatch worker`` runs them and hands back the same ``JobResult`` the local
 executor returns.
 
 Delivery: late acks and reject-on-worker-lost, one job at a time per
@@ -34,6 +34,7 @@ from napipatch.jobs.boot.remote import RemoteJob
 from napipatch.jobs.boot.job import BootJob
 from napipatch.jobs.build.job import BuildJob
 from napipatch.jobs.executor import JobResult, infra_result, is_infra
+from napipatch.jobs.kunit.job import KunitJob
 from napipatch.jobs.tools.dtbinding import DtBindingJob
 from napipatch.jobs.tools.selftests import ToolsJob
 from napipatch.jobs.tools.ynl import YnlJob
@@ -65,7 +66,9 @@ def job_types() -> dict[str, type]:
             # the build-warning jobs go to the "build" queue (their ``queue``)
             "warnings": WarningsJob, "cocci": CocciJob, "htmldocs": DocsJob,
             # and the tools builds (NIPA's ynl, build_tools and dt_binding_check)
-            "ynl-tools": YnlJob, "build-tools": ToolsJob, "dt-binding-check": DtBindingJob}
+            "ynl-tools": YnlJob, "build-tools": ToolsJob, "dt-binding-check": DtBindingJob,
+            # and KUnit (a UML build: the build queue too)
+            "kunit": KunitJob}
 
 
 def to_payload(job, patches: list[str] | None = None, base: str | None = None) -> dict:

@@ -21,6 +21,7 @@ from napipatch.jobs.boot.remote import RemoteHost, RemoteJob, host_dict
 from napipatch.jobs.build.job import BuildJob
 from napipatch.jobs.distributed import CeleryExecutor, app_from_config
 from napipatch.jobs.executor import JobResult, LocalExecutor
+from napipatch.jobs.kunit.job import KunitJob
 from napipatch.jobs.tools.dtbinding import DtBindingJob
 from napipatch.jobs.tools.selftests import ToolsJob
 from napipatch.jobs.tools.ynl import YnlJob
@@ -35,9 +36,9 @@ from napipatch.tree.applied import Applied
 
 # The order the jobs run in: every build first (the boots reuse their
 # objects), then NIPA's build tests and tools builds, then the guests and
-# the hosts.
+# the hosts (KUnit, a UML build of its own, before the guests).
 ORDER = ("build", "warnings-w1", "warnings-32bit", "warnings-clang", "cocci", "htmldocs",
-         "ynl-tools", "build-tools", "dt-binding-check", "boot", "remote")
+         "ynl-tools", "build-tools", "dt-binding-check", "kunit", "boot", "remote")
 assert set(ORDER) == set(JOBS), "every job in napipatch.checks.JOBS has its place here"
 
 
@@ -77,7 +78,7 @@ def jobs_for(job: str, cfg, applied: Applied, plan: JobPlan) -> tuple[list, str]
         return [WarningsJob(config=job.removeprefix("warnings-"), base=applied.base,
                             commits=commits, limit=cfg.warnings_objects, **common)], ""
     kind = {"cocci": CocciJob, "htmldocs": DocsJob, "ynl-tools": YnlJob,
-            "build-tools": ToolsJob, "dt-binding-check": DtBindingJob}[job]
+            "build-tools": ToolsJob, "dt-binding-check": DtBindingJob, "kunit": KunitJob}[job]
     return [kind(base=applied.base, commits=commits, **common)], ""
 
 

@@ -28,3 +28,12 @@ def scripts_root(repo: Path, base: str, cache: Path) -> Path:
     what = hashlib.sha256("\0".join(TRUSTED_PATHS).encode()).hexdigest()[:8]
     # export_paths locks with a file: threads and processes alike wait for one export.
     return export_paths(repo, base, TRUSTED_PATHS, cache / "trusted" / f"{base}-{what}")
+
+
+def kunit_tool(repo: Path, base: str, cache: Path) -> Path:
+    """tools/testing/kunit (kunit.py, its parser and configs) as it is at
+    ``base``. kunit.py runs make in the tree above its own directory, so
+    the KUnit job copies this into its worktree over the patched copy."""
+    dest = export_paths(repo, base, ("tools/testing/kunit",), cache / "trusted" / f"{base}-kunit",
+                        required="tools/testing/kunit")
+    return dest / "tools" / "testing" / "kunit"
