@@ -7,7 +7,11 @@ What it catches:
     ``settings`` timeout, KSFT_SKIP as a skip). A test that fails at the
     tip is an error; one that also fails at the base is said to be a
     failure the series did not cause. A test the guest never reached is
-    said so, not counted as passed.
+    said so, not counted as passed. A kernel splat while a test ran
+    (WARNING, refcount_t, lockdep, KASAN, UBSAN, BUG/Oops, hung task,
+    ref_tracker, kmemleak) is an error on that test even when it printed
+    ``ok``, at its first frame's FILE:LINE (decoded by the trusted base's
+    decode_stacktrace.sh); one the base shows too is "pre-existing".
 
 Why a reviewer cares:
     The netdev CI runs the selftests in its contest after posting, and a
@@ -17,11 +21,14 @@ Why a reviewer cares:
 Example:
     ``selftest/virtio-net: error: drivers/net/napi_threaded.py:
     napi_set_threaded_one failed (not ok 2)`` on the last patch, with the
-    test's output.
+    test's output; ``net/core/netdev-genl.c:118: kernel WARNING splat
+    during selftest net:nl_netdev.py ... (first frame
+    netdev_nl_dev_get_doit at net/core/netdev-genl.c:118)``.
 
 Fix:
     Run the test in a guest (``napipatch test boot``; the report names the
-    command and the log) and fix the series or the test.
+    command and the log) and fix the series or the test; for a splat,
+    the decoded frames in the finding's details point at the code.
 """
 
 from napipatch.checks import check

@@ -1,7 +1,11 @@
 """A vng boot of the series tip with the plan and the kernel selftests, and,
-only when a selftest case fails, a boot of the base running just the failed
-tests (the base's own copies), so a case already failing there is told apart
-from one the series broke.
+only when a selftest case fails or the kernel splats, a boot of the base
+running just those tests (the base's own copies; the plan too when the
+splat came during the boot or the plan), so a case already failing there,
+or a splat the base shows too, is told apart from one the series caused.
+
+The tip's splats are decoded (``splats.decode``) before the base is built:
+the base's build replaces the tip's vmlinux.
 
 Runs inside the Builder's lock: the base boot rebuilds the build directory
 at the base (the next run builds the tip again, incrementally).
@@ -15,9 +19,12 @@ from pathlib import Path
 from napipatch.jobs.boot import vng
 from napipatch.jobs.boot.result import BootResult
 from napipatch.jobs.build.builder import Builder
-from napipatch.jobs.results import selftests
+from napipatch.jobs.results import selftests, splats
 from napipatch.jobs.results.selftests import CaseResult, Selftest
+from napipatch.jobs.results.splats import Splat
 from napipatch.jobs.targets import Target
+from napipatch.tree import gitutil
+from napipatch.tree.trusted import scripts_root
 
 
 @dataclass
@@ -27,6 +34,8 @@ class GuestRun:
     missing: list[str] = field(default_factory=list)  # asked for, not in the tree
     on_base: set[str] | None = None  # cases failing on the base too (None: not compared)
     base_note: str = ""  # why the base was not compared
+    splats: list[Splat] = field(default_factory=list)  # the tip's, one a (what ran, fingerprint)
+    base_splats: set[str] | None = None  # fingerprints the base shows (None: not compared)
 
 
 def _tests(repo: Path, target: Target, base: str | None, commit: str) -> tuple[list[Selftest], list[str]]:
@@ -44,7 +53,7 @@ def cases_of(res: BootResult) -> list[CaseResult]:
 
 
 def boot_tip(b: Builder, kernel: Path, commit: str, base: str | None,
-             timeout: float | None, progress) -> GuestRun:
+             timeout: float | None, progress, cache: Path) -> GuestRun:
     target = b.target
     tests, missing = _tests(b.repo, target, base, commit)
     ksrc = selftests.export_tools(b.repo, commit, b.dirs.root / "selftests")
@@ -52,30 +61,68 @@ def boot_tip(b: Builder, kernel: Path, commit: str, base: str | None,
              f"{len(tests)} selftest{'s' if len(tests) != 1 else ''}")
     res = vng.boot(kernel, target, b.dirs.root, b.dirs.root.parent, ksrc, tests,
                    timeout=timeout, progress=progress)
-    run = GuestRun(res, cases_of(res), missing)
+    run = GuestRun(res, cases_of(res), missing, splats=splats.unique(splats.scan(res.console)))
+    if run.splats:
+        decode_splats(b, run.splats, base or commit, cache, progress)
     failed = [c for c in run.cases if c.status == "not ok"]
-    if failed and base and base != commit:
-        run.on_base, run.base_note = _on_base(b, kernel, base, failed, progress)
+    if base and base != commit:
+        _mark_added(b.repo, base, commit, run.splats)
+    unsure = [s for s in run.splats if not s.added]
+    if (failed or unsure) and base and base != commit:
+        on_base, fps, run.base_note = _on_base(b, kernel, base, failed, unsure, progress)
+        run.on_base = on_base if failed else None
+        run.base_splats = fps if unsure else None
     return run
 
 
-def _on_base(b: Builder, kernel: Path, base: str, failed: list[CaseResult],
-             progress) -> tuple[set[str] | None, str]:
-    progs = list(dict.fromkeys(":".join(c.name.split(":")[:2]) for c in failed
-                               if _base_has(b.repo, base, c.name)))
-    tests, _ = selftests.resolve(b.repo, base, progs)
-    if not tests:
-        return set(), ""  # the failed cases are new in the series: nothing to compare
-    progress(f"{b.target.name}: building the base to run {len(tests)} failed selftest(s) there")
+def _mark_added(repo: Path, base: str, commit: str, found: list[Splat]) -> None:
+    """A splat whose FILE:LINE the series adds (its WARN_ON, say) cannot
+    be the base's: it is new without booting the base."""
+    for f in {s.file for s in found if s.file and s.line}:
+        diff = gitutil.git(repo, "diff", "-U0", base, commit, "--", f, check=False).stdout
+        lines = splats.added_lines(diff)
+        for s in found:
+            s.added = s.added or (s.file == f and s.line in lines)
+
+
+def decode_splats(b: Builder, found: list[Splat], trusted: str, cache: Path, progress) -> None:
+    """FILE:LINE for each splat's frames, by the trusted base's
+    decode_stacktrace.sh against the tip's vmlinux (a failure is a note)."""
+    progress(f"{b.target.name}: decoding {len(found)} kernel splat(s)")
+    try:
+        script = scripts_root(b.repo, trusted, cache) / "scripts" / "decode_stacktrace.sh"
+    except Exception as e:  # an export that fails leaves the raw frames, said so
+        for s in found:
+            s.note = f"frames not decoded: the trusted scripts: {e}"
+        return
+    splats.decode(found, script, b.dirs.obj / "vmlinux", b.dirs.src)
+
+
+def _on_base(b: Builder, kernel: Path, base: str, failed: list[CaseResult], found: list[Splat],
+             progress) -> tuple[set[str] | None, set[str] | None, str]:
+    """At the base: the failed cases' programs and those a splat came
+    during (the plan too when one came during the boot or the plan).
+    Returns the cases failing there, the splat fingerprints seen there,
+    and why it was not compared (then both are None)."""
+    names = [":".join(c.name.split(":")[:2]) for c in failed if _base_has(b.repo, base, c.name)]
+    names += [s.during for s in found if s.during not in (splats.BOOT, splats.PLAN)
+              and _base_has(b.repo, base, s.during)]
+    plan = any(s.during in (splats.BOOT, splats.PLAN) for s in found)
+    tests, _ = selftests.resolve(b.repo, base, list(dict.fromkeys(names)))
+    if not tests and not plan:
+        return set(), set(), ""  # new in the series: nothing to compare
+    progress(f"{b.target.name}: building the base to run {len(tests)} selftest(s) there"
+             + (" and the plan" if plan else ""))
     step = b.step(0, base, "base-for-selftests")
     if not step.ok:
-        return None, f"the base does not build (log: {step.log})"
+        return None, None, f"the base does not build (log: {step.log})"
     cap = b.target.selftest_max_timeout
     tests = [Selftest(t.dir, t.prog, min(t.timeout, cap)) for t in tests]
     ksrc = selftests.export_tools(b.repo, base, b.dirs.root / "selftests")
     res = vng.boot(kernel, b.target, b.dirs.root, b.dirs.root.parent, ksrc, tests,
-                   plan=False, progress=progress)
-    return {c.name for c in cases_of(res) if c.status == "not ok"}, ""
+                   plan=plan, progress=progress)
+    return ({c.name for c in cases_of(res) if c.status == "not ok"},
+            {s.fingerprint for s in splats.scan(res.console)}, "")
 
 
 def _base_has(repo: Path, base: str, case: str) -> bool:

@@ -26,6 +26,7 @@ from napipatch import fileio, procs
 from napipatch.errors import NapipatchError
 from napipatch.jobs.boot.console import BEGIN, DONE, END, SELFTEST_BEGIN, SELFTEST_END
 from napipatch.jobs.boot.result import BootResult, parse_tap, require_bootable
+from napipatch.jobs.results import splats
 from napipatch.jobs.results.selftests import ROOT, ProgramRun, Selftest
 from napipatch.jobs.targets import Target
 
@@ -82,12 +83,14 @@ def guest_script(plan: Path | None, ksrc: Path, tests: list[Selftest]) -> str:
              "done"]
     if plan is not None:
         lines += [f"echo {BEGIN}", f"sh {q(str(plan))}",
-                  f'echo "{END} rc=$?"']
+                  f'echo "{END} rc=$?"', splats.kmemleak_scan()]
     for t in tests:
         lines += [f"echo {SELFTEST_BEGIN} {q(t.name)}",
                   f"cd {q(str(ksrc / ROOT / t.dir))}",
                   f"timeout -k 10 {t.timeout} ./{q(t.prog)} 2>&1",
-                  f'echo "{SELFTEST_END} {t.name} rc=$?"']
+                  f'echo "{SELFTEST_END} {t.name} rc=$?"',
+                  # before the next test's marker: its leaks are this test's
+                  splats.kmemleak_scan()]
     # Restart the guest's kernel (QEMU runs with -no-reboot, so it exits): a
     # kernel without ACPI only halts at power-off, and a host watcher killed
     # mid-run (kill -9 of a worker) would leave that QEMU up for good.
