@@ -12,7 +12,6 @@ and one incremental step of the shared build (net/core/netdev-genl.c).
 import json
 
 import pytest
-
 from conftest import ROOT
 
 # A build test may pay the first kernel build (pyproject.toml: timeout).

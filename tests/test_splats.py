@@ -285,3 +285,33 @@ def test_a_splat_at_a_line_the_series_adds_is_new_without_the_base():
     s.added = True
     f = splat_findings("virtio-net", [s], 1, "a" * 40, {s.fingerprint}, "/x.log")
     assert f[0].severity.value == "error" and f[0].message.endswith("(a line this series adds)")
+
+
+def test_the_guest_puts_warnings_on_the_console_before_the_plan(tmp_path):
+    # the target boots with loglevel=4: without this, no WARNING reaches the console
+    text = vng.guest_script(tmp_path / "plan.sh", tmp_path, [])
+    assert text.index("dmesg -n 7") < text.index("NAPIPATCH-PLAN-BEGIN")
+
+
+BAD_IRQ = """\
+[ 1081.418714][    C3] irq 4: nobody cared (try booting with the "irqpoll" option)
+[ 1081.419111][    C3] CPU: 3 PID: 3703 Comm: perl Not tainted 6.10.0-rc3-virtme #1
+[ 1081.419389][    C3] Hardware name: QEMU Standard PC (i440FX + PIIX, 1996)
+[ 1081.419773][    C3] Call Trace:
+[ 1081.419909][    C3]  <IRQ>
+[ 1081.420008][    C3]  dump_stack_lvl+0x82/0xd0
+[ 1081.420197][    C3]  __report_bad_irq+0x5f/0x180
+[ 1081.420371][    C3]  note_interrupt+0x6b3/0x860
+[ 1081.421330][    C3]  </IRQ>
+[ 1081.421430][    C3]  <TASK>
+[ 1081.421526][    C3]  asm_common_interrupt+0x26/0x40
+[ 1081.431290][    C3]  </TASK>
+[ 1081.431421][    C3] handlers:
+"""
+
+
+def test_any_other_call_trace_is_a_splat_named_by_the_line_that_led_it():
+    found = splats.scan(BAD_IRQ)
+    assert [(s.kind, s.title) for s in found] == \
+        [("call trace", 'irq 4: nobody cared (try booting with the "irqpoll" option)')]
+    assert found[0].frames[:2] == ["__report_bad_irq", "note_interrupt"]

@@ -74,6 +74,7 @@ def guest_script(plan: Path | None, ksrc: Path, tests: list[Selftest]) -> str:
              f"export YNL={q(str(ksrc / 'tools/net/ynl/cli.py'))}",
              f"export YNL_SPECS={q(str(ksrc / 'Documentation/netlink/specs'))}",
              "cd /tmp",
+             splats.console_setup(),  # before the plan: splats on the console
              # the plan's NIC is eth0, whatever the host's udev rules named it
              "udevadm settle -t 10 2>/dev/null",
              "for n in /sys/class/net/*; do",

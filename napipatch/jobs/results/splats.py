@@ -55,6 +55,9 @@ _HEADLINES = [
     (re.compile(r"^unreferenced object 0x"), "kmemleak"),
 ]
 _CUT = "------------[ cut here ]------------"
+_CONTEXT = ("CPU: ", "Hardware name:", "Modules linked in", "Tainted:", "Workqueue:", "RIP: ",
+            "Code: ", "RSP: ", "RAX: ", "RDX: ", "RBP: ", "R10: ", "R13: ", "FS: ", "CS: ",
+            "CR2: ", "DR0: ", "DR3: ", "PKRU: ")
 _INDENTED = {"kmemleak", "ref_tracker"}  # no call trace: indented frames under the headline
 _ONE_LINE = {"netdev refcount"}
 # "func+0x1f/0x90", "RIP: 0010:func+0x1f/0x90", "[<ffffffff81234567>] func+0x..";
@@ -171,6 +174,7 @@ def scan(console: str) -> list[Splat]:
             out.append(_finish(cur))
             cur = None
 
+    last: list[str] = []  # the lines before: what a bare call trace is about
     for raw in console.splitlines():
         if raw.startswith((BEGIN, END, SELFTEST_BEGIN, DONE)):
             close()
@@ -187,6 +191,14 @@ def scan(console: str) -> list[Splat]:
             close()
             cur = Splat(kind, text.strip(), during, [text])
             continue
+        if cur is None and text.strip() == "Call Trace:":
+            # any other report with a trace (NIPA's crash.py: "Call Trace:"),
+            # "irq 4: nobody cared" say: named by the line that led it
+            lead = [ln for ln in last if ln.strip() and not ln.startswith(_CONTEXT)]
+            cur = Splat("call trace", (lead[0] if lead else text).strip(), during,
+                        [*last, text])
+            continue
+        last = (last + [text])[-5:]
         if cur is None:
             continue
         if text.strip() == _CUT or _over(cur, text):
@@ -256,6 +268,16 @@ def added_lines(diff: str) -> set[int]:
         start, count = int(m.group(1)), int(m.group(2) or 1)
         out.update(range(start, start + count))
     return out
+
+
+def console_setup() -> str:
+    """A guest shell line for the script's start: kernel messages up to
+    KERN_INFO reach the console from then on (a target's ``loglevel=4``
+    hides every WARNING and call trace), and the boot's own messages,
+    printed before the script ran, are printed when they hold a splat."""
+    shapes = ("cut here|Call Trace:|WARNING:|BUG:|UBSAN:|refcount_t:|ref_tracker:|"
+              "unreferenced object|blocked for more than|Kernel panic")
+    return f"dmesg -n 7 2>/dev/null; dmesg 2>/dev/null | grep -qE '{shapes}' && dmesg"
 
 
 def kmemleak_scan() -> str:
