@@ -69,7 +69,7 @@ class BootJob:
                                    progress=progress)
                 found = splatmod.unique(splatmod.scan(res.console))
                 if found:  # the boot's and the plan's: no selftests, no base to compare
-                    selfrun.decode_splats(b, found, self.base or self.commit, self.cache, progress)
+                    selfrun.decode_splats(b, found, self.base, self.cache, progress)
         findings = boot_findings(target.name, res, self.patch) + self._selftest_findings(guest) \
             + (splat_findings(target.name, found, self.at, self.commit, None, str(res.console_log))
                if guest is None else [])

@@ -63,7 +63,7 @@ def boot_tip(b: Builder, kernel: Path, commit: str, base: str | None,
                    timeout=timeout, progress=progress)
     run = GuestRun(res, cases_of(res), missing, splats=splats.unique(splats.scan(res.console)))
     if run.splats:
-        decode_splats(b, run.splats, base or commit, cache, progress)
+        decode_splats(b, run.splats, base, cache, progress)
     failed = [c for c in run.cases if c.status == "not ok"]
     if base and base != commit:
         _mark_added(b.repo, base, commit, run.splats)
@@ -85,9 +85,15 @@ def _mark_added(repo: Path, base: str, commit: str, found: list[Splat]) -> None:
             s.added = s.added or (s.file == f and s.line in lines)
 
 
-def decode_splats(b: Builder, found: list[Splat], trusted: str, cache: Path, progress) -> None:
+def decode_splats(b: Builder, found: list[Splat], trusted: str | None, cache: Path,
+                  progress) -> None:
     """FILE:LINE for each splat's frames, by the trusted base's
-    decode_stacktrace.sh against the tip's vmlinux (a failure is a note)."""
+    decode_stacktrace.sh against the tip's vmlinux (a failure is a note).
+    Without a base there is no trusted script: the frames stay raw."""
+    if not trusted:
+        for s in found:
+            s.note = "frames not decoded: no trusted base to take decode_stacktrace.sh from"
+        return
     progress(f"{b.target.name}: decoding {len(found)} kernel splat(s)")
     try:
         script = scripts_root(b.repo, trusted, cache) / "scripts" / "decode_stacktrace.sh"
