@@ -1,7 +1,8 @@
 """Kernel splats on a guest's console: each shape found, attributed to the
 test that ran, fingerprinted without offsets, and a finding on that test
-(no guest: console text as the kernel prints it, the WARNING one recorded
-from the real guest run of tests/test_splat_guest.py)."""
+(no guest). The WARNING is recorded from the real guest run of
+tests/test_splat_guest.py; the other shapes are written in the kernel's
+formats (6.12's printk lines), not recorded."""
 
 from __future__ import annotations
 
@@ -191,8 +192,10 @@ def test_a_recorded_warn_on_is_found_with_its_site_and_frames():
     s = found[0]
     assert s.title.startswith("WARNING: CPU: ") and "net/core/netdev-genl.c" in s.title
     assert (s.file, s.line) == ("net/core/netdev-genl.c", 118)  # BUGVERBOSE's "at", undecoded
-    assert s.frames[:2] == ["netdev_nl_dev_get_doit", "genl_family_rcv_msg_doit"], s.frames
-    assert s.fingerprint.startswith("WARNING:netdev_nl_dev_get_doit:genl_family_rcv_msg_doit")
+    # the RIP; this kernel's unwinder marks every trace frame "?": not in the fingerprint
+    assert s.frames == ["netdev_nl_dev_get_doit"], s.frames
+    assert s.fingerprint == "WARNING:netdev_nl_dev_get_doit"
+    assert s.lines[-1] == "</TASK>"
 
 
 def test_each_splat_shape_has_its_kind_and_first_real_frame():
