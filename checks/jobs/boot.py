@@ -5,8 +5,10 @@ What it catches:
     bootable target and booted in QEMU (TCG; virtme-ng where the target
     says so): a kernel that does not reach the plan, a test of the plan
     that fails (TAP ``not ok``), a plan that does not finish before the
-    target's timeout, and a kernel splat on the console (WARNING, BUG,
-    Oops, lockdep, KASAN, UBSAN) even when every test passed.
+    target's timeout, and a kernel splat on the console during the boot
+    or the plan (WARNING, refcount_t, BUG, Oops, lockdep, KASAN, UBSAN,
+    hung task, ref_tracker, kmemleak) even when every test passed, at its
+    first frame's FILE:LINE (a splat during a selftest is ``selftest``'s).
 
 Why a reviewer cares:
     A series that compiles can still crash at probe time or warn on the

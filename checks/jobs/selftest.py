@@ -15,7 +15,11 @@ What it catches:
     the NIC's channels, rings and features, page pools): a test that leaves
     an interface, a namespace or a changed setting behind is an error on
     that test naming it, unless the base's copy leaks the same. A test the
-    guest never reached is said so, not counted as passed.
+    guest never reached is said so, not counted as passed. A kernel splat
+    while a test ran (WARNING, refcount_t, lockdep, KASAN, UBSAN, BUG/Oops,
+    hung task, ref_tracker, kmemleak) is an error on that test even when it
+    printed ``ok``, at its first frame's FILE:LINE (decoded by the trusted
+    base's decode_stacktrace.sh); one the base shows too is "pre-existing".
 
 Why a reviewer cares:
     The netdev CI runs the selftests in its contest after posting, and a
@@ -26,13 +30,17 @@ Example:
     ``selftest/virtio-net: error: drivers/net/napi_threaded.py:
     napi_set_threaded_one failed (not ok 2)`` on the last patch, with the
     test's output; ``selftest/virtio-net: error: net:x.sh left netdev
-    state changed at patch 2 (...): interface eth1 left behind``.
+    state changed at patch 2 (...): interface eth1 left behind``;
+    ``net/core/netdev-genl.c:118: kernel WARNING splat during selftest
+    net:nl_netdev.py ... (first frame netdev_nl_dev_get_doit at
+    net/core/netdev-genl.c:118)``.
 
 Fix:
     Run the test in a guest (``napipatch test boot``; the report names the
     command and the log) and fix the series or the test; a test must
     delete what it creates and restore what it changes (a ``trap`` or
-    ``defer``), even when it fails.
+    ``defer``), even when it fails; for a splat, the decoded frames in the
+    finding's details point at the code.
 """
 
 from napipatch.checks import check

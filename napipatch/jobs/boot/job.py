@@ -17,11 +17,13 @@ from napipatch.jobs.boot.result import BootResult
 from napipatch.jobs.build.builder import Builder
 from napipatch.jobs.executor import JobResult
 from napipatch.jobs.results import choose
+from napipatch.jobs.results import splats as splatmod
 from napipatch.jobs.results.verdicts import (
     boot_findings,
     selftest_counts,
     selftest_findings,
     selftest_lines,
+    splat_findings,
     tap_counts,
     tap_lines,
 )
@@ -50,6 +52,7 @@ class BootJob:
         t0 = time.monotonic()
         target = targets.load(self.target, self.flavour)
         guest = None
+        found: list[splatmod.Splat] = []
         with Builder(self.repo, target, self.cache, jobs=self.jobs, progress=progress) as b:
             step = b.step(self.patch, self.commit, f"{self.label}-for-boot")
             kernel = b.dirs.obj / target.image
@@ -60,13 +63,18 @@ class BootJob:
                 return JobResult("boot", target.name, "fail", [f], round(time.monotonic() - t0, 1))
             if target.boot is not None and target.boot.backend == "vng":
                 guest = selfrun.boot_tip(b, kernel, self.commit, self.base, self.timeout,
-                                         progress)
+                                         progress, self.cache)
                 res = guest.res
             else:
                 progress(f"{target.name}: booting {self.commit[:12]} in QEMU (TCG)")
                 res = qemu.boot(kernel, target, b.dirs.root, timeout=self.timeout,
                                    progress=progress)
-        findings = boot_findings(target.name, res, self.patch) + self._selftest_findings(guest)
+                found = splatmod.unique(splatmod.scan(res.console))
+                if found:  # the boot's and the plan's: no selftests, no base to compare
+                    selfrun.decode_splats(b, found, self.base, self.cache, progress)
+        findings = boot_findings(target.name, res, self.patch) + self._selftest_findings(guest) \
+            + (splat_findings(target.name, found, self.at, self.commit, None, str(res.console_log))
+               if guest is None else [])
         status = "fail" if any(f.severity is Severity.ERROR for f in findings) else "pass"
         findings.append(Finding(
             check="boot", severity=Severity.INFO, patch=0,
@@ -83,9 +91,12 @@ class BootJob:
         if guest is None:
             return []
         chosen = [choose.finding(self.target, guest.chosen, self.at)] if guest.chosen else []
-        return chosen + selftest_findings(self.target, guest.cases, self.at, self.commit, guest.on_base,
-                                 str(guest.res.console_log), guest.base_note, guest.missing,
-                                 guest.res.not_run, guest.leaks)
+        log = str(guest.res.console_log)
+        return chosen + selftest_findings(self.target, guest.cases, self.at, self.commit,
+                                          guest.on_base, log, guest.base_note, guest.missing,
+                                          guest.res.not_run, guest.leaks) \
+            + splat_findings(self.target, guest.splats, self.at, self.commit, guest.base_splats,
+                             log, guest.base_note)
 
 
 def _boot_data(res: BootResult, guest: selfrun.GuestRun | None) -> dict:
@@ -99,4 +110,8 @@ def _boot_data(res: BootResult, guest: selfrun.GuestRun | None) -> dict:
             "selftests": [{"name": c.name, "status": c.status, "reason": c.reason,
                            "excerpt": c.excerpt, "flaky": c.flaky}
                           for c in (guest.cases if guest else [])],
-            "selftest_leaks": guest.leaks if guest else {}}
+            "selftest_leaks": guest.leaks if guest else {},
+            "splats": [{"kind": s.kind, "title": s.title, "during": s.during,
+                        "fingerprint": s.fingerprint, "frames": s.frames[:splatmod.FRAMES],
+                        "file": s.file, "line": s.line, "decoded": bool(s.decoded),
+                        "note": s.note} for s in (guest.splats if guest else [])]}

@@ -1,8 +1,13 @@
 """A vng boot of the series tip with the plan and the kernel selftests, and,
-only when a selftest case fails (twice: the guest retries a failed program)
-or a program leaks netdev state, a boot of the base running just those
-programs (the base's own copies), so a case already failing, or a leak
-already there, is told apart from one the series brought.
+only when a selftest case fails (twice: the guest retries a failed program),
+a program leaks netdev state or the kernel splats, a boot of the base
+running just those programs (the base's own copies; the plan too when the
+splat came during the boot or the plan), so a case already failing, a leak
+already there or a splat the base shows too is told apart from one the
+series brought.
+
+The tip's splats are decoded (``splats.decode``) before the base is built:
+the base's build replaces the tip's vmlinux.
 
 Runs inside the Builder's lock: the base boot rebuilds the build directory
 at the base (the next run builds the tip again, incrementally).
@@ -16,9 +21,12 @@ from pathlib import Path
 from napipatch.jobs.boot import vng
 from napipatch.jobs.boot.result import BootResult
 from napipatch.jobs.build.builder import Builder
-from napipatch.jobs.results import choose, netstate, selftests
+from napipatch.jobs.results import choose, netstate, selftests, splats
 from napipatch.jobs.results.selftests import CaseResult, Selftest
+from napipatch.jobs.results.splats import Splat
 from napipatch.jobs.targets import Target
+from napipatch.tree import gitutil
+from napipatch.tree.trusted import scripts_root
 
 
 @dataclass
@@ -30,6 +38,8 @@ class GuestRun:
     on_base: set[str] | None = None
     base_note: str = ""  # why the base was not compared
     chosen: choose.Choice | None = None  # which selftests ran and why
+    splats: list[Splat] = field(default_factory=list)  # the tip's, one a (what ran, fingerprint)
+    base_splats: set[str] | None = None  # fingerprints the base shows (None: not compared)
 
     @property
     def leaks(self) -> dict[str, list[str]]:
@@ -58,7 +68,7 @@ def leaks_of(res: BootResult) -> dict[str, list[str]]:
 
 
 def boot_tip(b: Builder, kernel: Path, commit: str, base: str | None,
-             timeout: float | None, progress) -> GuestRun:
+             timeout: float | None, progress, cache: Path) -> GuestRun:
     target = b.target
     tests, missing, chosen = _tests(b.repo, target, base, commit)
     ksrc = selftests.export_tools(b.repo, commit, b.dirs.root / "selftests")
@@ -66,33 +76,79 @@ def boot_tip(b: Builder, kernel: Path, commit: str, base: str | None,
              f"{len(tests)} selftest{'s' if len(tests) != 1 else ''}")
     res = vng.boot(kernel, target, b.dirs.root, b.dirs.root.parent, ksrc, tests,
                    timeout=timeout, progress=progress)
-    run = GuestRun(res, cases_of(res), missing, chosen=chosen)
+    run = GuestRun(res, cases_of(res), missing, chosen=chosen,
+                   splats=splats.unique(splats.scan(res.console)))
+    if run.splats:
+        decode_splats(b, run.splats, base, cache, progress)
     failed = [c for c in run.cases if c.status == "not ok"]
-    if (failed or run.leaks) and base and base != commit:
-        run.on_base, run.base_note = _on_base(b, kernel, base, failed, list(run.leaks), progress)
+    if base and base != commit:
+        _mark_added(b.repo, base, commit, run.splats)
+    unsure = [s for s in run.splats if not s.added]
+    if (failed or run.leaks or unsure) and base and base != commit:
+        on_base, fps, run.base_note = _on_base(b, kernel, base, failed, list(run.leaks), unsure,
+                                               progress)
+        run.on_base = on_base if failed or run.leaks else None
+        run.base_splats = fps if unsure else None
     return run
 
 
+def _mark_added(repo: Path, base: str, commit: str, found: list[Splat]) -> None:
+    """A splat whose FILE:LINE the series adds (its WARN_ON, say) cannot
+    be the base's: it is new without booting the base."""
+    for f in {s.file for s in found if s.file and s.line}:
+        diff = gitutil.git(repo, "diff", "-U0", base, commit, "--", f, check=False).stdout
+        lines = splats.added_lines(diff)
+        for s in found:
+            s.added = s.added or (s.file == f and s.line in lines)
+
+
+def decode_splats(b: Builder, found: list[Splat], trusted: str | None, cache: Path,
+                  progress) -> None:
+    """FILE:LINE for each splat's frames, by the trusted base's
+    decode_stacktrace.sh against the tip's vmlinux (a failure is a note).
+    Without a base there is no trusted script: the frames stay raw."""
+    if not trusted:
+        for s in found:
+            s.note = "frames not decoded: no trusted base to take decode_stacktrace.sh from"
+        return
+    progress(f"{b.target.name}: decoding {len(found)} kernel splat(s)")
+    try:
+        script = scripts_root(b.repo, trusted, cache) / "scripts" / "decode_stacktrace.sh"
+    except Exception as e:  # an export that fails leaves the raw frames, said so
+        for s in found:
+            s.note = f"frames not decoded: the trusted scripts: {e}"
+        return
+    splats.decode(found, script, b.dirs.obj / "vmlinux", b.dirs.src)
+
+
 def _on_base(b: Builder, kernel: Path, base: str, failed: list[CaseResult], leaked: list[str],
-             progress) -> tuple[set[str] | None, str]:
-    progs = list(dict.fromkeys([":".join(c.name.split(":")[:2]) for c in failed
-                                if _base_has(b.repo, base, c.name)]
-                               + [p for p in leaked if _base_has(b.repo, base, p)]))
-    tests, _ = selftests.resolve(b.repo, base, progs)
-    if not tests:
-        return set(), ""  # the failed cases are new in the series: nothing to compare
-    progress(f"{b.target.name}: building the base to run {len(tests)} failed or leaking "
-             "selftest(s) there")
+             found: list[Splat], progress) -> tuple[set[str] | None, set[str] | None, str]:
+    """At the base: the failed cases' programs, the leaking ones, and those
+    a splat came during (the plan too when one came during the boot or the
+    plan). Returns the cases failing there with the leaks there
+    (netstate.key), the splat fingerprints seen there, and why it was not
+    compared (then both are None)."""
+    names = [":".join(c.name.split(":")[:2]) for c in failed if _base_has(b.repo, base, c.name)]
+    names += [p for p in leaked if _base_has(b.repo, base, p)]
+    names += [s.during for s in found if s.during not in (splats.BOOT, splats.PLAN)
+              and _base_has(b.repo, base, s.during)]
+    plan = any(s.during in (splats.BOOT, splats.PLAN) for s in found)
+    tests, _ = selftests.resolve(b.repo, base, list(dict.fromkeys(names)))
+    if not tests and not plan:
+        return set(), set(), ""  # new in the series: nothing to compare
+    progress(f"{b.target.name}: building the base to run {len(tests)} selftest(s) there"
+             + (" and the plan" if plan else ""))
     step = b.step(0, base, "base-for-selftests")
     if not step.ok:
-        return None, f"the base does not build (log: {step.log})"
+        return None, None, f"the base does not build (log: {step.log})"
     cap = b.target.selftest_max_timeout
     tests = [Selftest(t.dir, t.prog, min(t.timeout, cap)) for t in tests]
     ksrc = selftests.export_tools(b.repo, base, b.dirs.root / "selftests")
     res = vng.boot(kernel, b.target, b.dirs.root, b.dirs.root.parent, ksrc, tests,
-                   plan=False, progress=progress)
+                   plan=plan, progress=progress)
     return ({c.name for c in cases_of(res) if c.status == "not ok"}
-            | {netstate.key(t, x) for t, xs in leaks_of(res).items() for x in xs}), ""
+            | {netstate.key(t, x) for t, xs in leaks_of(res).items() for x in xs},
+            {s.fingerprint for s in splats.scan(res.console)}, "")
 
 
 def _base_has(repo: Path, base: str, case: str) -> bool:

@@ -34,7 +34,7 @@ from napipatch.jobs.boot.console import (
     SELFTEST_RETRY,
 )
 from napipatch.jobs.boot.result import BootResult, parse_tap, require_bootable
-from napipatch.jobs.results import netstate
+from napipatch.jobs.results import netstate, splats
 from napipatch.jobs.results.selftests import ROOT, ProgramRun, Selftest
 from napipatch.jobs.targets import Target
 
@@ -88,6 +88,7 @@ def guest_script(plan: Path | None, ksrc: Path, tests: list[Selftest],
              f"export YNL={q(str(ksrc / 'tools/net/ynl/cli.py'))}",
              f"export YNL_SPECS={q(str(ksrc / 'Documentation/netlink/specs'))}",
              "cd /tmp",
+             splats.console_setup(),  # before the plan: splats on the console
              # the plan's NIC is eth0, whatever the host's udev rules named it
              "udevadm settle -t 10 2>/dev/null",
              "for n in /sys/class/net/*; do",
@@ -97,7 +98,7 @@ def guest_script(plan: Path | None, ksrc: Path, tests: list[Selftest],
              "done"]
     if plan is not None:
         lines += [f"echo {BEGIN}", f"sh {q(str(plan))}",
-                  f'echo "{END} rc=$?"']
+                  f'echo "{END} rc=$?"', splats.kmemleak_scan()]
     snapshot = f"python3 {q(str(snap))} {NETSTATE} 2>/dev/null" if snap and tests else ":"
     lines.append(snapshot)
     for t in tests:
@@ -105,10 +106,13 @@ def guest_script(plan: Path | None, ksrc: Path, tests: list[Selftest],
         lines += [f"echo {SELFTEST_BEGIN} {q(t.name)}",
                   f"cd {q(str(ksrc / ROOT / t.dir))}",
                   run, "rc=$?",
-                  f'echo "{SELFTEST_END} {t.name} rc=$rc"', snapshot,
+                  f'echo "{SELFTEST_END} {t.name} rc=$rc"',
+                  # before the next marker: its leaks are this test's
+                  splats.kmemleak_scan(), snapshot,
                   'case $rc in 0|4) ;; *)',
                   f"  echo {SELFTEST_RETRY} {q(t.name)}", f"  {run}",
-                  f'  echo "{SELFTEST_END} {t.name} rc=$?"', f"  {snapshot};;", "esac"]
+                  f'  echo "{SELFTEST_END} {t.name} rc=$?"', f"  {splats.kmemleak_scan()}",
+                  f"  {snapshot};;", "esac"]
     # Restart the guest's kernel (QEMU runs with -no-reboot, so it exits): a
     # kernel without ACPI only halts at power-off, and a host watcher killed
     # mid-run (kill -9 of a worker) would leave that QEMU up for good.

@@ -1,5 +1,7 @@
 """How build and boot results become findings (check ids ``build``, ``boot``,
 ``selftest`` or the target's name), and the one-line TAP summaries every job prints.
+A kernel splat is a finding of the check whose run it came during: ``selftest``
+for a selftest, else ``boot``.
 
 Shared by the local jobs, the remote (idpf) job and the bot, so a failed
 test reads the same wherever it ran.
@@ -10,7 +12,9 @@ from __future__ import annotations
 from napipatch.jobs.boot import result as bootmod
 from napipatch.jobs.build.builder import Step
 from napipatch.jobs.results import netstate
+from napipatch.jobs.results import splats as splatmod
 from napipatch.jobs.results.selftests import CaseResult
+from napipatch.jobs.results.splats import Splat
 from napipatch.jobs.results.tap import Result
 from napipatch.report.findings import Finding, Severity
 
@@ -190,4 +194,35 @@ def selftest_findings(target: str, cases: list[CaseResult], at: int, commit: str
         out.append(Finding(check="selftest", severity=Severity.INFO, patch=at,
                            message=f"{target}: selftest {name} not run: the guest stopped "
                                    "before it", hint=f"console log: {console_log}", nipa={}))
+    return out
+
+
+def splat_findings(target: str, found: list[Splat], at: int, commit: str,
+                   on_base: set[str] | None, console_log: str, base_note: str = ""
+                   ) -> list[Finding]:
+    """An error each kernel splat at the tip (``at``: the patch it ran at),
+    on the selftest it came during (check ``selftest``) or the boot or plan
+    (check ``boot``), at its first frame's FILE:LINE; info when the base
+    shows the same splat (``on_base``: fingerprints), whether the test
+    printed ok or not."""
+    out: list[Finding] = []
+    where = f"patch {at} ({commit[:12]})" if at else f"the base ({commit[:12]})"
+    for s in found:
+        test = s.during not in (splatmod.BOOT, splatmod.PLAN)
+        what = f"selftest {s.during}" if test else \
+            "the test plan" if s.during == splatmod.PLAN else "the boot"
+        head = f"{target}: kernel {s.kind} splat during {what} at {where}: {s.title[:160]}"
+        frames = f"first frames: {' < '.join(s.frames[:3])}" if s.frames else "no frames"
+        hint = f"{frames}; console log: {console_log}"
+        if not s.added and on_base is not None and s.fingerprint in on_base:
+            out.append(Finding(check="selftest" if test else "boot", severity=Severity.INFO,
+                               patch=at, file=s.file, line=s.line, hint=hint, details=s.excerpt(),
+                               message=f"{head} (first frame {s.where}): pre-existing, the "
+                                       "base shows the same splat"))
+            continue
+        base = " (a line this series adds)" if s.added else \
+            f" (not compared with the base: {base_note})" if base_note else ""
+        out.append(Finding(check="selftest" if test else "boot", severity=Severity.ERROR,
+                           patch=at, file=s.file, line=s.line, hint=hint, details=s.excerpt(),
+                           message=f"{head} (first frame {s.where}){base}"))
     return out
