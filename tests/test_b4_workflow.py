@@ -235,6 +235,26 @@ def test_b4_prep_check_never_passes_a_patch_whose_checks_gave_no_result(cli, tmp
     assert errors and int(errors.group(1)) >= 1, out
 
 
+def test_b4_prep_check_judges_the_posting_rules_with_the_store(cli, tmp_path):
+    """The series checks on b4 prep's last patch see what the store knows:
+    here the list's "net-next is CLOSED", imported with ``series import``,
+    fails a net-next series in ``b4 prep --check`` (b4 send's pre-flight)."""
+    from test_history import ANN_CLOSED
+    ann = tmp_path / "closed.mbox"
+    ann.write_text(ANN_CLOSED)
+    cli("series", "import", ann, check=0)
+    repo, run, env = _b4_prep_repo(cli, tmp_path)
+    env.update(NAPIPATCH_SERIES_DIR=str(cli.store), GIT_CONFIG_GLOBAL=str(tmp_path / "none"))
+    assert run("prep", "--set-prefixes", "net-next").returncode == 0
+    (repo / "a.c").write_text("int a = 1;\n")
+    git(repo, "commit", "-q", "-am", "net: a: initialise a\n\nSo it is 1.\n\n"
+        "Signed-off-by: T <t@example.org>")
+    out = run("prep", "--check")
+    text = out.stdout + out.stderr
+    assert "[net-next-closed] net-next is closed (the list's announcement \"[ANN] net-next " \
+        "is CLOSED\"" in text, text
+
+
 MID = "20250321021517.0-skhawaja@reconstructed.invalid"
 
 

@@ -26,7 +26,9 @@ from napipatch.mails.mail import PatchMail, parse_message
 from napipatch.mails.mbox import read_regular
 from napipatch.pipeline.run import run
 from napipatch.report.model import Report
+from napipatch.store.history import attach
 from napipatch.store.inputs import current_series, from_range, prep_tip
+from napipatch.store.store import Store
 from napipatch.tree import gitutil
 
 TRACKING = "B4_TRACKING_FILE"
@@ -52,6 +54,9 @@ def add_prep_series_checks(report: Report, here: Path, commit: str | None, cfg: 
     if not ids:
         return
     series, base = current_series(here)
+    # vN-1 from the store (by name or b4's change-id): the posting rules
+    # (24 h, threading, link, carried tags) judge b4 send's series too.
+    attach(series, Store(cfg.store_root))
     whole = run(series, cfg, here, base=base, default=among(ids))
     for result in whole.checks:
         report.add(result, [f for f in whole.findings if f.check == result.id])
