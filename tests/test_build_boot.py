@@ -233,7 +233,7 @@ def test_a_flaky_test_is_retried_and_a_leaked_interface_is_named(run, kernel_tre
     rc, report = run("boot", d, "--target", "virtio-net")
     found = [f for f in report["findings"] if f["check"] == "selftest"]
     errors = [f for f in found if f["severity"] == "error"]
-    flaky = [f for f in found if "flaky" in f["message"]]
+    flaky = [f for f in found if " flaky at " in f["message"]]
     assert [f["message"] for f in flaky] == [
         "virtio-net: selftest net:napipatch_flaky.sh flaky at patch 1 ("
         + flaky[0]["message"].split("(")[1].split(")")[0]
@@ -250,3 +250,6 @@ def test_a_flaky_test_is_retried_and_a_leaked_interface_is_named(run, kernel_tre
         + f"): interface {port} left behind"], found
     assert rc == 1
     assert any(f["message"] == "virtio-net: selftest net:nl_netdev.py:empty_check ok" for f in found)
+    # which tests ran and why: the series' own two, then the target's
+    assert "virtio-net: 3 selftests chosen: net:napipatch_flaky.sh, net:napipatch_leak.sh, " \
+        "net:nl_netdev.py" in [f["message"] for f in found]
