@@ -118,10 +118,15 @@ def test_warn_on_in_virtio_net_probe_fails_boot(run, kernel_tree, base_commit, t
     rc, report = run("boot", d, "--target", "virtio-net")
     assert rc == 1
     boot_errors = [f for f in report["findings"] if f["check"] == "boot" and f["severity"] == "error"]
-    assert len(boot_errors) == 1, boot_errors
-    assert "dmesg has no WARN" in boot_errors[0]["message"]
-    # the splat names the WARN_ON's location (no KALLSYMS in the small config: no symbol names)
-    assert "WARNING: CPU: 0 PID: 1 at drivers/net/virtio_net.c:" in boot_errors[0]["details"]
+    # the plan's own dmesg test fails, and the splat is an error of its own
+    # at the WARN_ON's FILE:LINE, its first frame decoded
+    plan = [f for f in boot_errors if "dmesg has no WARN" in f["message"]]
+    assert len(plan) == 1, boot_errors
+    assert "WARNING: CPU: 0 PID: 1 at drivers/net/virtio_net.c:" in plan[0]["details"]
+    splat = [f for f in boot_errors if "kernel WARNING splat" in f["message"]]
+    line = text.splitlines().index("\tWARN_ON(1);") + 1
+    assert [(f["file"], f["line"]) for f in splat] == [(path, line)], boot_errors
+    assert "virtnet_probe" in splat[0]["message"] and len(boot_errors) == 2, boot_errors
     # the build itself was fine
     assert not _build_findings(report, "error")
 

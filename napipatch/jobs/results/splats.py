@@ -226,7 +226,8 @@ def unique(splats: list[Splat]) -> list[Splat]:
 def decode(splats: list[Splat], script: Path, vmlinux: Path, src: Path) -> None:
     """Decode each splat's frames with the tree's ``decode_stacktrace.sh``
     (``script``, from the trusted base) against ``vmlinux``, paths made
-    relative to ``src``; the first decoded frame becomes its FILE:LINE.
+    relative to ``src``; the first decoded frame becomes its FILE:LINE
+    unless the kernel printed one (a WARNING's "at FILE:LINE").
     Whatever fails leaves the raw frames and a note: never raises."""
     for s in splats:
         if not s.frames:
@@ -246,7 +247,8 @@ def decode(splats: list[Splat], script: Path, vmlinux: Path, src: Path) -> None:
             s.note = f"frames not decoded: {why}"
             continue
         s.decoded = cp.stdout.rstrip("\n")
-        s.file, s.line = first
+        if not s.line:  # a WARNING's own "at FILE:LINE" is exact; a decoded +offset is near
+            s.file, s.line = first
 
 
 def first_decoded(text: str, func: str) -> tuple[str, int] | None:
