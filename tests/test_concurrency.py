@@ -199,3 +199,27 @@ def test_concurrent_checks_imports_and_sends_share_one_cache_and_store(tmp_path,
     assert names == sorted([SERIES, "tbp"] + [f"own{r}" for r in range(ROUNDS)])
     assert (store / SERIES / "series.toml").read_bytes() == \
         (ROOT / "series" / SERIES / "series.toml").read_bytes()
+
+
+def test_a_kept_tree_keeps_results_whole_and_holds_its_lock(tmp_path):
+    """The tools, KUnit, dt and warnings jobs' directory: a result kept by
+    one run is read by the next; while one process holds it, another's
+    non-blocking try on the same lock fails."""
+    import fcntl
+    import subprocess as sp
+
+    from napipatch.jobs.build.kept import KeptTree
+    repo = tmp_path / "repo"
+    sp.run(["git", "init", "-q", str(repo)], check=True)
+    with KeptTree(repo, tmp_path / "cache", "kunit") as t:
+        assert t.kept("abc") is None
+        t.keep("abc", {"cases": [1, 2]})
+        with open(t.root / "lock") as f:
+            try:
+                fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                held = False
+            except BlockingIOError:
+                held = True
+        assert held
+    assert KeptTree(repo, tmp_path / "cache", "kunit").kept("abc") == {"cases": [1, 2]}
+    assert not list((t.root / "results").glob("*.tmp"))

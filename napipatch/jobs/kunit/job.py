@@ -21,23 +21,19 @@ one failing there too is pre-existing.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import re
 import shutil
 import time
-from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from napipatch.errors import NapipatchError
-from napipatch.fileio import locked
 from napipatch.jobs.build.builder import (
-    build_root,
     checkout_worktree,
     run_logged,
-    tree_key,
 )
+from napipatch.jobs.build.kept import KeptTree
 from napipatch.jobs.executor import JobResult
 from napipatch.jobs.kunit import ktap
 from napipatch.jobs.kunit.select import Selection, kernel_paths, select
@@ -79,39 +75,26 @@ class Run:
                    d["unavailable"], d["tail"], d["seconds"])
 
 
-class KunitTree:
+class KunitTree(KeptTree):
     """The kept worktree and UML build directory."""
 
     def __init__(self, repo: Path, base: str, cache: Path, jobs: int, progress):
+        super().__init__(repo, cache, "kunit")
         self.repo, self.base, self.cache, self.jobs = repo, base, cache, jobs
         self.progress = progress
-        self.root = build_root(cache) / tree_key(repo) / "kunit"
         self.src, self.obj = self.root / "src", self.root / "obj"
-        self._held = ExitStack()
-
-    def __enter__(self):
-        self.root.mkdir(parents=True, exist_ok=True)
-        self._held.enter_context(locked(self.root / "lock", timeout=None, remove=False))
-        return self
-
-    def __exit__(self, *exc):
-        self._held.close()
 
     def run(self, commit: str, options: list[str], label: str) -> Run:
-        key = hashlib.sha256("\n".join(options).encode()).hexdigest()[:10]
-        done = self.root / "results" / f"{commit[:12]}-{key}.json"
-        if done.exists():
-            return Run.from_json(json.loads(done.read_text()))
+        key = f"{commit[:12]}-{hashlib.sha256(chr(10).join(options).encode()).hexdigest()[:10]}"
+        if (kept := self.kept(key)) is not None:
+            return Run.from_json(kept)
         t0 = time.monotonic()
         got = self._kunit(commit, list(options), label)
         if not got.built and got.unavailable:  # once more without what UML cannot have
             got = self._kunit(commit, [o for o in options if o not in got.unavailable], label,
                               unavailable=got.unavailable)
         got.seconds = round(time.monotonic() - t0, 1)
-        done.parent.mkdir(parents=True, exist_ok=True)
-        tmp = done.with_suffix(".tmp")
-        tmp.write_text(json.dumps(got.to_json()))
-        tmp.replace(done)
+        self.keep(key, got.to_json())
         return got
 
     def _kunit(self, commit: str, options: list[str], label: str,

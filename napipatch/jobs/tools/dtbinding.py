@@ -35,14 +35,12 @@ import re
 import shutil
 import sys
 import time
-from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from napipatch import procs
 from napipatch.errors import NapipatchError
-from napipatch.fileio import locked
-from napipatch.jobs.build.builder import build_root, tree_key
+from napipatch.jobs.build.kept import KeptTree
 from napipatch.jobs.executor import JobResult
 from napipatch.jobs.tools.lines import new_lines
 from napipatch.jobs.warnings.job import could_not_run
@@ -157,34 +155,29 @@ class CheckRun:
     seconds: float
 
 
-class DtTree:
+class DtTree(KeptTree):
     """The base's trusted source directory, the O= directories per bindings
     tree and the kept results."""
 
     def __init__(self, repo: Path, base: str, cache: Path, jobs: int, progress):
+        super().__init__(repo, cache, "dt", base[:12])
         self.repo, self.base, self.jobs, self.progress = repo, base, jobs, progress
-        self.root = build_root(cache) / tree_key(repo) / "dt" / base[:12]
         self.src = self.root / "src"
-        self._held = ExitStack()
         self._data_at = ""
 
     def __enter__(self):
-        self.root.mkdir(parents=True, exist_ok=True)
-        self._held.enter_context(locked(self.root / "lock", timeout=None, remove=False))
+        super().__enter__()
         self.version = dtschema_version()
         return self
-
-    def __exit__(self, *exc):
-        self._held.close()
 
     def check(self, commit: str, files: list[str]) -> CheckRun:
         """``make dt_binding_check`` on ``files`` (those ``commit`` has) at ``commit``."""
         have = [f for f in files if gitutil.git(self.repo, "cat-file", "-e", f"{commit}:{f}",
                                                 check=False).returncode == 0]
-        key = hashlib.sha256("\0".join(have).encode()).hexdigest()[:10]
-        done = self.root / "results" / f"{commit[:12]}-{key}-v{_RESULTS}.json"
-        if done.exists():
-            return CheckRun(**json.loads(done.read_text()))
+        key = f"{commit[:12]}-{hashlib.sha256(chr(0).join(have).encode()).hexdigest()[:10]}" \
+            f"-v{_RESULTS}"
+        if (kept := self.kept(key)) is not None:
+            return CheckRun(**kept)
         t0 = time.monotonic()
         obj = self._data(commit)
         lines = self._schema(obj)
@@ -202,10 +195,7 @@ class DtTree:
                                                            for f in have))
             lines += self._clean(out)
         got = CheckRun(lines, round(time.monotonic() - t0, 1))
-        done.parent.mkdir(parents=True, exist_ok=True)
-        tmp = done.with_suffix(".tmp")
-        tmp.write_text(json.dumps(got.__dict__))
-        tmp.replace(done)
+        self.keep(key, got.__dict__)
         return got
 
     def _data(self, commit: str) -> Path:

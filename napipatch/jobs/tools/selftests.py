@@ -21,19 +21,17 @@ that the parent's build did not leave.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import shutil
 import time
-from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from napipatch import procs
 from napipatch.errors import NapipatchError
-from napipatch.fileio import locked
-from napipatch.jobs.build.builder import build_root, checkout_worktree, tree_key
+from napipatch.jobs.build.builder import checkout_worktree
+from napipatch.jobs.build.kept import KeptTree
 from napipatch.jobs.executor import JobResult
 from napipatch.jobs.tools.lines import counted, new_lines, where
 from napipatch.jobs.tools.targets import SELFTESTS, Picked, pick
@@ -73,30 +71,18 @@ class PatchStep:
     after: dict[str, TargetBuild] = field(default_factory=dict)
 
 
-class ToolsTree:
+class ToolsTree(KeptTree):
     """The kept worktree, its headers install and its per-(commit, target) results."""
 
     def __init__(self, repo: Path, cache: Path, jobs: int, progress):
+        super().__init__(repo, cache, "tools")
         self.repo, self.jobs, self.progress = repo, jobs, progress
-        self.root = build_root(cache) / tree_key(repo) / "tools"
         self.src, self.hdr = self.root / "src", self.root / "obj-headers"
-        self._held = ExitStack()
-
-    def __enter__(self):
-        self.root.mkdir(parents=True, exist_ok=True)
-        self._held.enter_context(locked(self.root / "lock", timeout=None, remove=False))
-        return self
-
-    def __exit__(self, *exc):
-        self._held.close()
-
-    def _result_path(self, commit: str, target: str) -> Path:
-        return self.root / "results" / f"{commit[:12]}-{target.replace('/', '_')}.json"
 
     def build(self, commit: str, target: str) -> TargetBuild:
-        done = self._result_path(commit, target)
-        if done.exists():
-            return TargetBuild(**json.loads(done.read_text()))
+        key = f"{commit[:12]}-{target.replace('/', '_')}"
+        if (kept := self.kept(key)) is not None:
+            return TargetBuild(**kept)
         checkout_worktree(self.repo, self.src, commit, self.progress)
         self._headers(commit)
         gitutil.git(self.src, "clean", "-fdxq", "--", SELFTESTS + target, "tools/net/ynl")
@@ -112,10 +98,7 @@ class ToolsTree:
         got = TargetBuild(cp.returncode == 0, counted(cp.stderr or "", str(self.src)),
                           sorted(set(self._untracked()) - set(before)),
                           round(time.monotonic() - t0, 1))
-        done.parent.mkdir(parents=True, exist_ok=True)
-        tmp = done.with_suffix(".tmp")
-        tmp.write_text(json.dumps(got.__dict__))
-        tmp.replace(done)
+        self.keep(key, got.__dict__)
         return got
 
     def _untracked(self) -> list[str]:

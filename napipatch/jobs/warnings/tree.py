@@ -20,13 +20,12 @@ from __future__ import annotations
 import json
 import os
 import time
-from contextlib import ExitStack
 from pathlib import Path
 from typing import Callable
 
 from napipatch.errors import NapipatchError
-from napipatch.fileio import locked
-from napipatch.jobs.build.builder import build_root, checkout_worktree, run_logged, tree_key
+from napipatch.jobs.build.builder import checkout_worktree, run_logged
+from napipatch.jobs.build.kept import KeptTree
 from napipatch.jobs.warnings.configs import ALLCONFIG, WarnConfig
 from napipatch.kernel import kbuildout
 from napipatch.kernel.kbuild import Kbuild
@@ -38,17 +37,16 @@ _KCONFIG_PATHS = (":(glob)**/Kconfig*", "scripts/kconfig")
 _STAMP = ".napipatch-warnings.json"
 
 
-class WarnTree:
+class WarnTree(KeptTree):
     """The shared worktree and the per-configuration O= directories."""
 
     def __init__(self, repo: Path, cache: Path, progress: Progress | None = None,
                  jobs: int = 2):
         self.repo = gitutil.require_repo(repo)
-        self.root = build_root(cache) / tree_key(self.repo) / "warnings"
+        super().__init__(self.repo, cache, "warnings")
         self.progress = progress or (lambda _m: None)
         self.jobs = jobs
         self.head = ""
-        self._held = ExitStack()
         self._kbuild: dict[str, Kbuild] = {}
 
     @property
@@ -57,16 +55,6 @@ class WarnTree:
 
     def obj(self, cfg: WarnConfig) -> Path:
         return self.root / f"obj-{cfg.name}"
-
-    def __enter__(self):
-        self.root.mkdir(parents=True, exist_ok=True)
-        self._held = ExitStack()
-        # held for a whole job, which may build for an hour: wait as long as it takes
-        self._held.enter_context(locked(self.root / "lock", timeout=None, remove=False))
-        return self
-
-    def __exit__(self, *exc):
-        self._held.close()
 
     # ------------------------------------------------------------ checkout
     def checkout(self, commit: str) -> None:
