@@ -43,10 +43,8 @@ def run(ctx):
     refs = [r for r in [head.in_reply_to, *head.references] if r]
     if not refs:
         return
-    prev, info = previous(ctx, "threading")
+    prev = yield from previous(ctx, "threading")
     if prev is None:
-        if info:
-            yield info
         return
     p, what = prev["version"], "cover letter" if s.cover else "first patch"
     thread = set(prev.get("thread-ids") or [])

@@ -47,10 +47,8 @@ from napipatch.mails.revisions import (
        group="netdev process",
        history=True)
 def run(ctx):
-    prev, info = previous(ctx, "the 24-hour rule")
+    prev = yield from previous(ctx, "the 24-hour rule")
     if prev is None:
-        if info:
-            yield info
         return
     p, n = prev["version"], ctx.series.version
     if not prev.get("posted"):

@@ -44,10 +44,8 @@ from napipatch.tree.gitutil import patch_id
        group="netdev process",
        history=True)
 def run(ctx):
-    prev, info = previous(ctx, "review tags carried over")
+    prev = yield from previous(ctx, "review tags carried over")
     if prev is None:
-        if info:
-            yield info
         return
     p = prev["version"]
     old = {q["patch-id"]: q for q in prev.get("patches", []) if q.get("patch-id")}

@@ -42,10 +42,8 @@ def run(ctx):
     s = ctx.series
     if s.extra.get("synthetic-cover"):
         return  # format-patch's placeholder: nothing written to judge yet
-    prev, info = previous(ctx, "the link to the previous version")
+    prev = yield from previous(ctx, "the link to the previous version")
     if prev is None:
-        if info:
-            yield info
         return
     p = prev["version"]
     target = prev.get("cover-message-id") or next(iter(prev.get("message-ids") or []), "")

@@ -92,19 +92,18 @@ def when(value: str) -> str:
 
 
 def previous(ctx, rule: str):
-    """``(record, None)``: the previous version's record (``ctx.history``);
-    ``(None, info)`` when the rule cannot be judged (no previous version in
-    the store: the info says so and how to give it one); ``(None, None)``
-    for a first version, which the rule does not concern."""
+    """The previous version's record (``ctx.history``), as a check's
+    ``prev = yield from previous(ctx, rule)``: None, after yielding an info
+    saying so and how to give it one, when the rule cannot be judged (no
+    previous version in the store); None, silently, for a first version,
+    which the rule does not concern."""
     prev = ctx.history
-    if prev is not None:
-        return prev, None
-    if ctx.series.version <= 1:
-        return None, None
-    return None, ctx.finding(
-        "info", f"{rule}: unknown, {ctx.history_why}",
-        hint=f"import v{ctx.series.version - 1}'s thread: napipatch series import "
-             f"MBOX-OR-MESSAGE-ID --name {ctx.series.name}")
+    if prev is None and ctx.series.version > 1:
+        yield ctx.finding(
+            "info", f"{rule}: unknown, {ctx.history_why}",
+            hint=f"import v{ctx.series.version - 1}'s thread: napipatch series import "
+                 f"MBOX-OR-MESSAGE-ID --name {ctx.series.name}")
+    return prev
 
 
 def posting(series) -> tuple[datetime | None, str]:
