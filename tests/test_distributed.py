@@ -231,6 +231,8 @@ def test_remote_plan_runs_over_ssh(tmp_path, sshd, veth_netns, artifacts, kernel
     assert tap["napi/v0-* kthreads present while threaded (1)"] == "ok"
     assert tap["ping through threaded NAPI"] == "ok"
     assert tap["threaded=2 (busy poll)"] == "skip"  # the host's kernel refuses 2
+    # its kernel log was read since the plan began: no splat (older ones are not its)
+    assert res.data["splats"] == [] and not [m for m in msgs if "splat" in m], msgs
     copied = Path(f"/tmp/napipatch-{base_commit[:12]}")
     assert (copied / "bzImage").read_bytes() == (artifacts / "bzImage").read_bytes()
     assert (copied / "modules.tar.gz").is_file()
@@ -273,12 +275,12 @@ def test_hung_remote_plan_still_reports_and_exits_2(tmp_path, sshd, veth_netns, 
     says the remote run timed out, and the verdict's exit status is 2.
     boot=none: the loopback host is this machine, so the kernel copied
     there (any file: it is never booted) is only carried, not run."""
-    from napipatch.jobs.boot.remote import RemoteJob
     from napipatch.engine.registry import discover
+    from napipatch.jobs.boot.remote import RemoteJob
     from napipatch.jobs.executor import LocalExecutor
     from napipatch.mails.mbox import read_patch_dir
-    from napipatch.pipeline.jobchecks import results_of
     from napipatch.mails.series import assemble
+    from napipatch.pipeline.jobchecks import results_of
     from napipatch.report.model import Report
     from napipatch.report.render import render_report
 

@@ -8,6 +8,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
+from napipatch.errors import NapipatchError
 from napipatch.jobs.boot import vng
 from napipatch.jobs.results import splats
 from napipatch.jobs.results.selftests import Selftest
@@ -318,3 +321,27 @@ def test_any_other_call_trace_is_a_splat_named_by_the_line_that_led_it():
     assert [(s.kind, s.title) for s in found] == \
         [("call trace", 'irq 4: nobody cared (try booting with the "irqpoll" option)')]
     assert found[0].frames[:2] == ["__report_bad_irq", "note_interrupt"]
+
+
+def test_a_hosts_kmsg_records_become_dmesg_lines_after_the_recorded_position():
+    """What the remote job's host read (hostlog.command: /dev/kmsg records
+    after a sequence number, then a summary) as the lines the scan reads:
+    a record's escaped newline splits it, its KEY=value lines are not text."""
+    from napipatch.jobs.boot import hostlog
+
+    out = ("4,41,12345678,-;WARNING: CPU: 0 PID: 1 at net/core/dev.c:1234 dev_open+0x10/0x20\n"
+           " SUBSYSTEM=net\n"
+           "4,42,12345679,-;Call Trace:\\x0a dev_open+0x10/0x20\n"
+           f"{hostlog.SUMMARY} first=3 last=42 cut=0\n")
+    log = hostlog.parse(out, "dd: error reading '/dev/kmsg': Resource temporarily unavailable\n")
+    assert (log.first, log.last, log.cut, log.early) == (3, 42, False, "")
+    assert log.text.splitlines() == [
+        "[   12.345678] WARNING: CPU: 0 PID: 1 at net/core/dev.c:1234 dev_open+0x10/0x20",
+        "[   12.345679] Call Trace:", "[   12.345679]  dev_open+0x10/0x20"]
+    (s,) = splats.scan(log.text)
+    assert (s.kind, s.file, s.line, s.frames) == ("WARNING", "net/core/dev.c", 1234, ["dev_open"])
+    # an unreadable log never reads as an empty one
+    with pytest.raises(NapipatchError, match=r"^/dev/kmsg: dd: failed to open '/dev/kmsg': "
+                                             r"Operation not permitted$"):
+        hostlog.parse(f"{hostlog.SUMMARY} first= last= cut=0\n",
+                      "dd: failed to open '/dev/kmsg': Operation not permitted\n")

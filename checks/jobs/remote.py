@@ -6,9 +6,10 @@ What it catches:
     the host over SSH, booted there (kexec or reboot) and the target's test
     plan run on the real interface: a kernel that does not come back, a
     plan test that fails, a plan that hangs past
-    ``napipatch.TARGET.plan-timeout``. The host is put back on its
-    previous kernel afterwards. An unreachable host is an infrastructure
-    error, never a pass.
+    ``napipatch.TARGET.plan-timeout``, a kernel splat in the host's kernel
+    log during the boot or the plan (even when every test passed). The
+    host is put back on its previous kernel afterwards. An unreachable
+    host is an infrastructure error, never a pass.
 
 Why a reviewer cares:
     Driver changes (idpf's per-queue NAPI, its threaded mode) are only

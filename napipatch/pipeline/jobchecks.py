@@ -68,7 +68,7 @@ def jobs_for(job: str, cfg, applied: Applied, plan: JobPlan) -> tuple[list, str]
                         base=applied.base, at=len(commits), flavour=plan.flavour, **common)
                 for n in plan.boots()], "no bootable target"
     if job == "remote":
-        return [RemoteJob(target=n, commit=tip, patch=0,
+        return [RemoteJob(target=n, commit=tip, patch=0, base=applied.base, at=len(commits),
                           host=host_dict(RemoteHost.from_config(cfg, n)), **common)
                 for n in plan.remotes(cfg)], \
             "no host configured (git config napipatch.TARGET.host HOST)"

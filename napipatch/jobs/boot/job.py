@@ -111,7 +111,4 @@ def _boot_data(res: BootResult, guest: selfrun.GuestRun | None) -> dict:
                            "excerpt": c.excerpt, "flaky": c.flaky}
                           for c in (guest.cases if guest else [])],
             "selftest_leaks": guest.leaks if guest else {},
-            "splats": [{"kind": s.kind, "title": s.title, "during": s.during,
-                        "fingerprint": s.fingerprint, "frames": s.frames[:splatmod.FRAMES],
-                        "file": s.file, "line": s.line, "decoded": bool(s.decoded),
-                        "note": s.note} for s in (guest.splats if guest else [])]}
+            "splats": splatmod.as_data(guest.splats if guest else [])}

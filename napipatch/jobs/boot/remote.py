@@ -6,7 +6,10 @@ modules for the target, copy them to the host, boot them (``kexec``, or
 ``reboot`` after a user-given install command), wait for the host, run the
 target's test plan on the idpf interface over SSH, collect TAP and logs.
 On any failure after the host was touched it is rebooted into its default
-entry and the report says so. ``boot = "none"`` runs the plan on the
+entry and the report says so. The host's kernel log is read (``hostlog``)
+from where it stood after the boot to after the plan and scanned for
+splats like a guest's console: a splat during the boot or the plan is an
+error even when every test passed. ``boot = "none"`` runs the plan on the
 running kernel (used by the loopback tests against veth in a network
 namespace; on real hardware only kexec/reboot prove the new kernel).
 
@@ -29,17 +32,25 @@ import shutil
 import subprocess
 import tarfile
 import time
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 from napipatch import fileio, procs
 from napipatch.errors import NapipatchError
 from napipatch.jobs import targets
+from napipatch.jobs.boot import hostlog
 from napipatch.jobs.boot import result as bootmod
 from napipatch.jobs.boot.console import BEGIN, END
 from napipatch.jobs.build.builder import Builder
 from napipatch.jobs.executor import InfraError, JobResult
-from napipatch.jobs.results.verdicts import boot_findings, tap_counts, tap_lines
+from napipatch.jobs.results import splats as splatmod
+from napipatch.jobs.results.verdicts import (
+    boot_findings,
+    splat_findings,
+    tap_counts,
+    tap_lines,
+)
 from napipatch.report.findings import Finding, Severity
 
 COPY_TIMEOUT = 1800  # seconds scp may take to copy the kernel and modules
@@ -171,25 +182,32 @@ class RemoteJob:
     cache: Path
     host: dict
     jobs: int = 2
-    artifacts: str = ""  # a dir with a kernel image (and modules.tar.gz) already built
+    artifacts: str = ""  # a dir with a kernel image (and modules.tar.gz, vmlinux) already built
     kind: str = "remote"
+    base: str | None = None  # the series' base: its decode_stacktrace.sh decodes splats
+    at: int = 0  # the patch number of ``commit`` (splat findings name it)
 
-    def _artifacts(self, progress) -> tuple[Path, Path | None, list[Finding]]:
+    @contextmanager
+    def _built(self, progress):
+        """(kernel, modules tarball or None, vmlinux, its source dir, findings),
+        the build directory held (its vmlinux decodes the splats) until the end."""
         if self.artifacts:
             d = Path(self.artifacts)
             kernel = d / "bzImage"
             mods = d / "modules.tar.gz"
             if not kernel.is_file():
                 raise NapipatchError(kernel, "no kernel image in the artifacts")
-            return kernel, (mods if mods.is_file() else None), []
+            yield kernel, (mods if mods.is_file() else None), d / "vmlinux", self.repo, []
+            return
         target = targets.load(self.target)
         with Builder(self.repo, target, self.cache, jobs=self.jobs, progress=progress) as b:
             step = b.step(self.patch, self.commit, "remote")
             if not step.ok:
-                return Path(), None, [Finding(
+                yield Path(), None, Path(), Path(), [Finding(
                     check=self.target, severity=Severity.ERROR, patch=self.patch,
                     message=f"not booted on the {self.target} host: {self.commit[:12]} does not build",
                     hint=f"full log: {step.log}", details=step.error_excerpt)]
+                return
             obj = b.dirs.obj
             stage = obj.parent / "modules-stage"
             shutil.rmtree(stage, ignore_errors=True)
@@ -199,17 +217,21 @@ class RemoteJob:
             with tarfile.open(mods, "w:gz") as tf:
                 if stage.exists():
                     tf.add(stage, arcname=".")
-            return obj / target.image, mods, []
+            yield obj / target.image, mods, obj / "vmlinux", b.dirs.src, []
 
     def run(self, progress) -> JobResult:
         t0 = time.monotonic()
+        with self._built(progress) as (kernel, mods, vmlinux, src, findings):
+            if findings:
+                return JobResult(self.kind, self.target, "fail", findings, time.monotonic() - t0)
+            return self._run(t0, kernel, mods, vmlinux, src, progress)
+
+    def _run(self, t0: float, kernel: Path, mods: Path | None, vmlinux: Path, src: Path,
+             progress) -> JobResult:
         h = RemoteHost(**self.host)
         target = targets.load(self.target)
         plan = (target.dir / "plan.sh") if (target.dir / "plan.sh").is_file() else \
             targets.load("virtio-net").boot.plan
-        kernel, mods, findings = self._artifacts(progress)
-        if findings:
-            return JobResult(self.kind, self.target, "fail", findings, time.monotonic() - t0)
         ssh = Ssh(h)
         progress(f"{self.target}: contacting {ssh.dest}:{h.port}")
         try:
@@ -219,12 +241,14 @@ class RemoteJob:
         workdir = f"/tmp/napipatch-{self.commit[:12]}"
         touched = hung = False
         notes: list[Finding] = []
+        data: dict = {"previous-kernel": previous}
         try:
             ssh.run(f"rm -rf {workdir} && mkdir -p {workdir}")
             ssh.copy([kernel, plan] + ([mods] if mods else []), workdir)
             touched = True
             if h.boot != "none":
                 self._boot(ssh, h, workdir, previous, mods is not None, progress)
+            start, unread = self._log_position(ssh, h.boot != "none")
             running = ssh.run("uname -r").stdout.strip()
             progress(f"{self.target}: running the test plan on {h.iface} ({running})")
             try:
@@ -245,6 +269,11 @@ class RemoteJob:
                                      timed_out=hung, plan_rc=int(m.group(1)) if m else None,
                                      tests=tests)
             findings = [self._recheck(f) for f in boot_findings(self.target, res, self.patch)]
+            found, klog, said = self._splats(ssh, h, start, unread, log, vmlinux, src, progress)
+            findings += [self._recheck(f) for f in splat_findings(
+                self.target, found, self.at, self.commit, None, str(klog))]
+            notes += said
+            data.update({"splats": splatmod.as_data(found), "kernel-log": str(klog or "")})
             notes.append(Finding(
                 check=self.target, severity=Severity.INFO, patch=0,
                 message=f"{self.target} host {h.host}: kernel {running} ({h.boot}), "
@@ -260,7 +289,50 @@ class RemoteJob:
         # the host or the network may be what stopped answering.
         status = "timeout" if hung else "fail" if failed else "pass"
         return JobResult(self.kind, self.target, status, findings + notes,
-                         round(time.monotonic() - t0, 1), data={"previous-kernel": previous})
+                         round(time.monotonic() - t0, 1), data=data)
+
+    def _log_position(self, ssh: Ssh, booted: bool) -> tuple[hostlog.KernelLog | None, str]:
+        """Where the host's kernel log stands before the plan: after a boot,
+        the new kernel's log from its start (the boot's records), else only
+        the position. None and why when it cannot be read."""
+        try:
+            return hostlog.read(ssh, -1 if booted else hostlog.END), ""
+        except (NapipatchError, InfraError) as exc:
+            return None, str(exc)
+
+    def _splats(self, ssh: Ssh, h: RemoteHost, start: hostlog.KernelLog | None, unread: str,
+                log: Path, vmlinux: Path, src: Path, progress
+                ) -> tuple[list[splatmod.Splat], Path | None, list[Finding]]:
+        """The splats in the host's kernel log since ``start`` (the boot's
+        records, then the plan's: those after ``start.last``), decoded; the
+        kernel log file they came from; info when the scan did not run or
+        saw only part of the log (never a silent clean)."""
+        def info(message: str) -> Finding:
+            return Finding(check=self.target, severity=Severity.INFO, patch=0,
+                           message=f"{self.target} host {h.host}: {message}")
+        try:
+            if start is None:
+                raise NapipatchError("before the plan", unread)
+            after = hostlog.read(ssh, start.last)
+        except (NapipatchError, InfraError) as exc:
+            return [], None, [info(f"kernel splat scan did not run: the kernel log could not "
+                                   f"be read: {exc}")]
+        partly = [f"the boot's first {start.first} records were overwritten"] \
+            if h.boot != "none" and start.first > 0 else []
+        partly += [f"{after.first - start.last - 1} records of the plan were overwritten"] \
+            if after.first > start.last + 1 else []
+        partly += [f"cut at {hostlog.CAP} bytes"] if start.cut or after.cut else []
+        partly += [x for x in (start.early, after.early) if x]
+        klog = log.with_suffix(".kernel.log")
+        console = f"{start.text}\n{BEGIN}\n{after.text}\n"
+        fileio.atomic_write(klog, console)
+        found = splatmod.unique(splatmod.scan(console))
+        if found:
+            progress(f"{self.target}: decoding {len(found)} kernel splat(s)")
+            splatmod.decode_trusted(found, self.repo, self.base, self.cache, vmlinux, src)
+        said = [info(f"kernel log partly scanned for splats: {'; '.join(partly)}")] \
+            if partly else []
+        return found, klog, said
 
     def _recheck(self, f: Finding) -> Finding:
         return replace(f, check=self.target)

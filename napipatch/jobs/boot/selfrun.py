@@ -26,7 +26,6 @@ from napipatch.jobs.results.selftests import CaseResult, Selftest
 from napipatch.jobs.results.splats import Splat
 from napipatch.jobs.targets import Target
 from napipatch.tree import gitutil
-from napipatch.tree.trusted import scripts_root
 
 
 @dataclass
@@ -105,20 +104,9 @@ def _mark_added(repo: Path, base: str, commit: str, found: list[Splat]) -> None:
 def decode_splats(b: Builder, found: list[Splat], trusted: str | None, cache: Path,
                   progress) -> None:
     """FILE:LINE for each splat's frames, by the trusted base's
-    decode_stacktrace.sh against the tip's vmlinux (a failure is a note).
-    Without a base there is no trusted script: the frames stay raw."""
-    if not trusted:
-        for s in found:
-            s.note = "frames not decoded: no trusted base to take decode_stacktrace.sh from"
-        return
+    decode_stacktrace.sh against the tip's vmlinux (a failure is a note)."""
     progress(f"{b.target.name}: decoding {len(found)} kernel splat(s)")
-    try:
-        script = scripts_root(b.repo, trusted, cache) / "scripts" / "decode_stacktrace.sh"
-    except Exception as e:  # an export that fails leaves the raw frames, said so
-        for s in found:
-            s.note = f"frames not decoded: the trusted scripts: {e}"
-        return
-    splats.decode(found, script, b.dirs.obj / "vmlinux", b.dirs.src)
+    splats.decode_trusted(found, b.repo, trusted, cache, b.dirs.obj / "vmlinux", b.dirs.src)
 
 
 def _on_base(b: Builder, kernel: Path, base: str, failed: list[CaseResult], leaked: list[str],

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from napipatch.jobs.boot.console import BEGIN, DONE, END, SELFTEST_BEGIN
+from napipatch.tree.trusted import scripts_root
 
 BOOT, PLAN = "boot", "plan"  # what ran, besides a selftest's name
 FRAMES = 5  # function names in a fingerprint (NIPA's crash.py uses 5)
@@ -249,6 +250,32 @@ def decode(splats: list[Splat], script: Path, vmlinux: Path, src: Path) -> None:
         s.decoded = cp.stdout.rstrip("\n")
         if not s.line:  # a WARNING's own "at FILE:LINE" is exact; a decoded +offset is near
             s.file, s.line = first
+
+
+def decode_trusted(found: list[Splat], repo: Path, trusted: str | None, cache: Path,
+                   vmlinux: Path, src: Path) -> None:
+    """``decode`` with the trusted base's decode_stacktrace.sh (``trusted``:
+    the base commit; the patched tree's own copy never runs) against
+    ``vmlinux``. Without a base or a vmlinux the frames stay raw, said so."""
+    why = "no trusted base to take decode_stacktrace.sh from" if not trusted else \
+        f"no {vmlinux}" if not vmlinux.is_file() else ""
+    if not why:
+        try:
+            script = scripts_root(repo, trusted, cache) / "scripts" / "decode_stacktrace.sh"
+        except Exception as e:  # an export that fails leaves the raw frames, said so
+            why = f"the trusted scripts: {e}"
+        else:
+            decode(found, script, vmlinux, src)
+            return
+    for s in found:
+        s.note = f"frames not decoded: {why}"
+
+
+def as_data(found: list[Splat]) -> list[dict]:
+    """The splats as a job's JSON result holds them."""
+    return [{"kind": s.kind, "title": s.title, "during": s.during, "fingerprint": s.fingerprint,
+             "frames": s.frames[:FRAMES], "file": s.file, "line": s.line,
+             "decoded": bool(s.decoded), "note": s.note} for s in found]
 
 
 def first_decoded(text: str, func: str) -> tuple[str, int] | None:
