@@ -130,6 +130,20 @@ def test_the_suites_in_and_beside_the_touched_directories_and_their_kunitconfig(
 
 
 @pytest.mark.tree
+def test_the_suite_built_from_or_named_after_a_changed_file_comes_first(kernel_tree):
+    """lib/Makefile builds 25 KUnit suites: a change to lib/checksum_kunit.c
+    (tests/fixtures/contest/kunit-checksum.mbox) or lib/checksum.c runs
+    CHECKSUM_KUNIT within the bound, not the Makefile's first four."""
+    for changed in ("lib/checksum_kunit.c", "lib/checksum.c"):
+        sel = select(kernel_tree, "HEAD", [changed])
+        assert sel.suites[0].symbol == "CHECKSUM_KUNIT", [s.symbol for s in sel.suites]
+        assert "CONFIG_CHECKSUM_KUNIT=y" in sel.options
+    # net/core: the changed test's own suite first
+    assert [s.symbol for s in select(kernel_tree, "HEAD", ["net/core/net_test.c"]).suites] == \
+        ["NET_TEST", "NETDEV_ADDR_LIST_TEST"]
+
+
+@pytest.mark.tree
 def test_v5_runs_net_cores_suites(kernel_tree):
     """The threaded busy-poll series changes net/core: its suites run."""
     root = Path(__file__).resolve().parents[1] / "series" / "threaded-busy-poll" / "v5"
