@@ -15,6 +15,7 @@ import pytest
 from napipatch.jobs.kunit import ktap
 from napipatch.jobs.kunit.job import Run, result
 from napipatch.jobs.kunit.select import kernel_paths, select
+from napipatch.report.forecast import state_of
 
 FIX = Path(__file__).parent / "fixtures" / "checks"
 
@@ -99,6 +100,12 @@ def test_new_failures_are_errors_and_the_bases_own_are_infos(kernel_tree):
         "KUnit dev-addr-list-test.dev_addr_test_basic fails: ")
     assert by[("info", "net/core/net_test.c", 242)].startswith(
         "KUnit net_core.gso_test_func [linear] fails at the base too: ")
+    # for NIPA's contest: a new failure fails it (it counts by its severity),
+    # one the base has too is unknown (NIPA's filters may ignore it)
+    nipa = {f.severity.value: f.nipa for f in res.findings if f.file}
+    assert nipa == {"error": None, "info": {"contest": "unknown"}}
+    assert state_of(next(f for f in res.findings if f.severity.value == "error"),
+                    "contest") == "fail"
     summary = [f for f in res.findings if f.patch == 0][0]
     assert "2 suites (dev-addr-list-test, net_core), 2 passed, 2 failed, 1 skipped, " \
            "run at the base too" in summary.message
