@@ -73,3 +73,29 @@ def test_a_changed_sysctl_leads_to_the_tests_using_it(kernel_tree, base_commit):
     assert choose(kernel_tree, base_commit, tip, ["net:nl_netdev.py"]).why() == {
         "net:io_uring_zerocopy_tx.sh": reason, "net:msg_zerocopy.sh": reason,
         "net:nl_netdev.py": "the target's list"}
+
+
+def test_a_change_no_program_greps_for_runs_the_programs_named_after_it(kernel_tree,
+                                                                         base_commit):
+    """A WARN_ON_ONCE in ethtool's ring set path (tests/fixtures/contest/
+    warn-ethtool-rings.mbox): no program names a string of it, but
+    netdevsim's ethtool-ring.sh is named after it (ethtool, ring); a driver
+    change no program is named after adds nothing (virtio_net.c)."""
+    src = "net/ethtool/rings.c"
+    text = git(kernel_tree, "show", f"{base_commit}:{src}")
+    old = "\tret = dev->ethtool_ops->set_ringparam(dev, &ringparam,\n"
+    tip = commit_files(kernel_tree, base_commit, {
+        src: text.replace(old, "\tWARN_ON_ONCE(ringparam.rx_pending != ringparam.tx_pending);\n"
+                          + old, 1)}, "ethtool: rings: warn")
+    got = choose(kernel_tree, base_commit, tip, ["net:nl_netdev.py"])
+    assert got.why() == {
+        "drivers/net/netdevsim:ethtool-ring.sh": f"named after {src} (ethnl, ethtool, ring)",
+        "net:nl_netdev.py": "the target's list"}
+    assert got.unmatched == []  # a file no program is named after is not news
+    drv = "drivers/net/virtio_net.c"
+    text = git(kernel_tree, "show", f"{base_commit}:{drv}")
+    old = "static int virtnet_probe(struct virtio_device *vdev)\n{\n"
+    tip = commit_files(kernel_tree, base_commit, {drv: text.replace(old, old + "\t/* x */\n", 1)},
+                       "virtio_net: comment")
+    assert choose(kernel_tree, base_commit, tip, ["net:nl_netdev.py"]).why() == {
+        "net:nl_netdev.py": "the target's list"}

@@ -15,6 +15,7 @@ import pytest
 from napipatch.jobs.kunit import ktap
 from napipatch.jobs.kunit.job import Run, result
 from napipatch.jobs.kunit.select import kernel_paths, select
+from napipatch.report.forecast import state_of
 
 FIX = Path(__file__).parent / "fixtures" / "checks"
 
@@ -99,6 +100,12 @@ def test_new_failures_are_errors_and_the_bases_own_are_infos(kernel_tree):
         "KUnit dev-addr-list-test.dev_addr_test_basic fails: ")
     assert by[("info", "net/core/net_test.c", 242)].startswith(
         "KUnit net_core.gso_test_func [linear] fails at the base too: ")
+    # for NIPA's contest: a new failure fails it (it counts by its severity),
+    # one the base has too is unknown (NIPA's filters may ignore it)
+    nipa = {f.severity.value: f.nipa for f in res.findings if f.file}
+    assert nipa == {"error": None, "info": {"contest": "unknown"}}
+    assert state_of(next(f for f in res.findings if f.severity.value == "error"),
+                    "contest") == "fail"
     summary = [f for f in res.findings if f.patch == 0][0]
     assert "2 suites (dev-addr-list-test, net_core), 2 passed, 2 failed, 1 skipped, " \
            "run at the base too" in summary.message
@@ -127,6 +134,20 @@ def test_the_suites_in_and_beside_the_touched_directories_and_their_kunitconfig(
     assert kernel_paths(["tools/testing/selftests/net/nl_netdev.py",
                          "Documentation/netlink/specs/netdev.yaml"]) == []
     assert select(kernel_tree, "HEAD", ["drivers/net/virtio_net.c"]).suites == []
+
+
+@pytest.mark.tree
+def test_the_suite_built_from_or_named_after_a_changed_file_comes_first(kernel_tree):
+    """lib/Makefile builds 25 KUnit suites: a change to lib/checksum_kunit.c
+    (tests/fixtures/contest/kunit-checksum.mbox) or lib/checksum.c runs
+    CHECKSUM_KUNIT within the bound, not the Makefile's first four."""
+    for changed in ("lib/checksum_kunit.c", "lib/checksum.c"):
+        sel = select(kernel_tree, "HEAD", [changed])
+        assert sel.suites[0].symbol == "CHECKSUM_KUNIT", [s.symbol for s in sel.suites]
+        assert "CONFIG_CHECKSUM_KUNIT=y" in sel.options
+    # net/core: the changed test's own suite first
+    assert [s.symbol for s in select(kernel_tree, "HEAD", ["net/core/net_test.c"]).suites] == \
+        ["NET_TEST", "NETDEV_ADDR_LIST_TEST"]
 
 
 @pytest.mark.tree

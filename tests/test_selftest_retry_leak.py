@@ -31,8 +31,12 @@ def _feats(**on):
 
 BEFORE = {"links": [_link("lo", 1), _link("eth0", 2)], "netns": [],
           "nics": {"eth0": {"channels": {"Combined": "1"}, "rings": {"RX": "256"},
-                            "features": _feats(**{"generic-receive-offload": True})}},
-          "page_pools": [{"id": 1, "ifindex": 2, "inflight": 3}]}
+                            "features": _feats(**{"generic-receive-offload": True}),
+                            "napi": {"threaded": "0", "gro_flush_timeout": "0"}},
+                   "lo": {"channels": None, "rings": None,
+                          "features": _feats(**{"generic-receive-offload": True})}},
+          "page_pools": [{"id": 1, "ifindex": 2, "inflight": 3}],
+          "sysctls": {"net.core.busy_read": "0", "net.core.busy_poll": "0"}}
 
 
 def _state(**changes) -> str:
@@ -113,12 +117,23 @@ def test_leaks_name_what_was_left_and_ignore_the_noise():
     after["nics"]["eth0"]["features"] = _feats(**{"generic-receive-offload": False})
     after["links"][1]["mtu"] = 9000
     after["page_pools"].append({"id": 10, "ifindex": 2, "detach-time": 5})
+    # settings NIPA's env check sees too: threaded NAPI (napi-get's pid), the
+    # loopback's features, a link's GSO size; and a net sysctl
+    after["nics"]["eth0"]["napi"]["threaded"] = "1"
+    after["nics"]["lo"]["features"] = _feats(**{"generic-receive-offload": False})
+    after["links"][0]["gso_max_size"] = 16384
+    after["sysctls"]["net.core.busy_read"] = "50"
+    after["sysctls"]["net.core.new_knob"] = "1"  # only after: not compared
     assert netstate.leaks(BEFORE, after) == [
         "interface dummy0 (dummy) left behind",
         "interface eth0 mtu: 1500 -> 9000",
+        "interface lo gso_max_size: None -> 16384",
         "network namespace ns-x left behind",
         "eth0 channels Combined: 1 -> 2",
         "eth0 feature generic-receive-offload: True -> False",
+        "eth0 threaded: 0 -> 1",
+        "lo feature generic-receive-offload: True -> False",
+        "sysctl net.core.busy_read: 0 -> 50",
         "page pools (detached): 0 -> 1"]
     assert netstate.leaks(BEFORE, None) == []
 

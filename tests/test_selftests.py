@@ -109,6 +109,8 @@ def test_the_guest_script_runs_the_plan_then_each_test_in_its_dir_under_its_time
                             [Selftest("net", "nl_netdev.py", 600)])
     assert text.index("NAPIPATCH-PLAN-BEGIN") < text.index("NAPIPATCH-SELFTEST-BEGIN net:nl_netdev.py")
     assert f"cd {tmp_path}/src/tools/testing/selftests/net\ntimeout -k 10 600 ./nl_netdev.py" in text
+    # the exported tree is writable in the guest (an overlay), as in the netdev CI's
+    assert f"-o lowerdir={tmp_path}/src,upperdir=" in text.split("NAPIPATCH-SELFTEST-BEGIN")[0]
     runs, not_run = vng.split_runs(
         "x\nNAPIPATCH-SELFTEST-BEGIN net:nl_netdev.py\nok 1 nl_netdev.a\n"
         "NAPIPATCH-SELFTEST-END net:nl_netdev.py rc=0\n",

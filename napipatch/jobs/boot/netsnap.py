@@ -5,9 +5,12 @@ printed as one console line ``<marker> <json>`` for the host to compare
 Runs inside the guest with the host's python3 (copied beside the guest
 script, run as ``python3 netsnap.py MARKER``): standard library only, no
 napipatch imports. What it records, after NIPA's ``contest/scripts/env_check.py``:
-the interfaces (``ip -j -d link``), the network namespaces, and for each
-interface with a device (the NIC) its channels, rings and features
-(``ethtool``) and its page pools (the tree's YNL CLI, ``$YNL``). Nothing is
+the interfaces (``ip -j -d link``), the network namespaces, for each
+interface its channels, rings and features (``ethtool``) and its NAPI
+settings in sysfs (``threaded``, ``gro_flush_timeout``,
+``napi_defer_hard_irqs``: NIPA sees threaded through napi-get's ``pid``),
+the page pools (the tree's YNL CLI, ``$YNL``), and the net sysctls outside
+the per-interface directories (``net.core.busy_read``). Nothing is
 filtered here: the host drops the noise.
 """
 
@@ -82,19 +85,49 @@ def _page_pools() -> list | None:
     return pools
 
 
+NAPI_SYSFS = ("threaded", "gro_flush_timeout", "napi_defer_hard_irqs")
+# net sysctls: these directories' own files (not conf/, neigh/, route/: per
+# interface, or caches)
+SYSCTL_DIRS = ("/proc/sys/net/core", "/proc/sys/net/ipv4", "/proc/sys/net/ipv6")
+
+
+def _read(path: str) -> str | None:
+    try:
+        with open(path) as f:
+            return f.read().strip()
+    except OSError:  # write-only, or gone
+        return None
+
+
+def _sysctls() -> dict:
+    out = {}
+    for d in SYSCTL_DIRS:
+        try:
+            names = sorted(os.listdir(d))
+        except OSError:
+            continue
+        for name in names:
+            path = os.path.join(d, name)
+            if os.path.isfile(path) and not name.endswith("_key"):  # keys: random, made on use
+                val = _read(path)
+                if val is not None:
+                    out[path[len("/proc/sys/"):].replace("/", ".")] = val
+    return out
+
+
 def snapshot() -> dict:
     links = _json(["ip", "-j", "-d", "link", "show"]) or []
     nics = {}
     for link in links:
         name = link.get("ifname", "")
-        if not os.path.exists(f"/sys/class/net/{name}/device"):
-            continue
         feats = _json(["ethtool", "--json", "-k", name])
         nics[name] = {"channels": _current(_out(["ethtool", "-l", name])),
                       "rings": _current(_out(["ethtool", "-g", name])),
-                      "features": feats[0] if isinstance(feats, list) and feats else None}
+                      "features": feats[0] if isinstance(feats, list) and feats else None,
+                      "napi": {a: _read(f"/sys/class/net/{name}/{a}") for a in NAPI_SYSFS}}
     netns = sorted(os.listdir("/run/netns")) if os.path.isdir("/run/netns") else []
-    return {"links": links, "netns": netns, "nics": nics, "page_pools": _page_pools()}
+    return {"links": links, "netns": netns, "nics": nics, "page_pools": _page_pools(),
+            "sysctls": _sysctls()}
 
 
 if __name__ == "__main__":

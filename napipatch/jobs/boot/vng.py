@@ -100,6 +100,8 @@ def guest_script(plan: Path | None, ksrc: Path, tests: list[Selftest],
         lines += [f"echo {BEGIN}", f"sh {q(str(plan))}",
                   f'echo "{END} rc=$?"', splats.kmemleak_scan()]
     snapshot = f"python3 {q(str(snap))} {NETSTATE} 2>/dev/null" if snap and tests else ":"
+    if tests:
+        lines.append(writable(ksrc))
     lines.append(snapshot)
     for t in tests:
         run = f"timeout -k 10 {t.timeout} ./{q(t.prog)} 2>&1"
@@ -120,6 +122,18 @@ def guest_script(plan: Path | None, ksrc: Path, tests: list[Selftest],
               "python3 -c 'import ctypes; ctypes.CDLL(None).reboot(0x01234567)' 2>/dev/null",
               "exit 0"]
     return "\n".join(lines) + "\n"
+
+
+def writable(ksrc: Path) -> str:
+    """A guest shell line: the exported tree made writable in the guest (an
+    overlay on a tmpfs; the host's copy is untouched), as the netdev CI's
+    tree is (it runs make in it): a test may write beside itself (a state
+    file, a capture). Where the overlay cannot be mounted the tree stays
+    read-only and the tests run as before."""
+    q, ov = shlex.quote(str(ksrc)), "/run/napipatch-ksrc"
+    return (f"mkdir -p {ov} && mount -t tmpfs napipatch-ksrc {ov} && mkdir {ov}/u {ov}/w && "
+            f"mount -t overlay napipatch-ksrc -o lowerdir={q},upperdir={ov}/u,workdir={ov}/w "
+            f"{q} 2>/dev/null || echo 'napipatch: the selftests stay read-only in this guest'")
 
 
 def _boot_id() -> str:

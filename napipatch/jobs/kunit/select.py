@@ -6,7 +6,9 @@ kernel files: not tools/ or Documentation/), or one of its parents up to
 object under a KUnit symbol (``obj-$(CONFIG_NET_TEST) += net_test.o``). A
 symbol is a KUnit one when its Kconfig entry depends on KUNIT or its name
 ends in KUNIT_TEST. The symbols are ordered by how near they are (the
-touched directory first) and bounded (``LIMIT``); the rest are named.
+touched directory first, and in it the suite built from a changed file or
+named after one: checksum_kunit.o for lib/checksum_kunit.c or lib/checksum.c)
+and bounded (``LIMIT``); the rest are named.
 
 The .kunitconfig is CONFIG_KUNIT=y, the symbols, and what they need: the
 .kunitconfig the suite's directory ships (net/handshake/.kunitconfig), or
@@ -177,10 +179,21 @@ def _testlike(sym: str, objs: list[str]) -> bool:
     return bool(re.search(r"TEST|KUNIT", sym) or any(re.search(r"test|kunit", o) for o in objs))
 
 
+def _named_after(objs: list[str], stems: set[str]) -> int:
+    """2 when a suite's object is built from a changed file
+    (lib/checksum_kunit.o), 1 when it is named after one (lib/checksum.c),
+    else 0: ranked before the other suites of the directory."""
+    built = {o[:-2] for o in objs}
+    if built & stems:
+        return 2
+    return int(any(b.startswith((f"{t}_", f"{t}-")) for b in built for t in stems))
+
+
 def select(repo: Path, commit: str, paths: list[str], limit: int = LIMIT) -> Selection:
     """The KUnit suites ``paths`` (the series' changed files) reach at ``commit``."""
     tree = _Tree(repo, commit)
     sel = Selection(dirs=touched_dirs(paths))
+    stems = {str(Path(p).with_suffix("")) for p in kernel_paths(paths) if p.endswith((".c", ".h"))}
     seen: dict[str, Suite] = {}
     ranked: list[tuple[int, Suite]] = []
     for d in sel.dirs:
@@ -198,7 +211,7 @@ def select(repo: Path, commit: str, paths: list[str], limit: int = LIMIT) -> Sel
                 s = Suite(sym, objs, f"{where}/Makefile builds {', '.join(objs)} "
                                      f"({how} {d}/, which the series changes)")
                 seen[sym] = s
-                ranked.append((level, s))
+                ranked.append((level - _named_after(objs, stems), s))
     ranked.sort(key=lambda r: r[0])
     sel.suites = [s for _l, s in ranked[:limit]]
     sel.dropped = [s for _l, s in ranked[limit:]]

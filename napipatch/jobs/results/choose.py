@@ -16,6 +16,12 @@ What a series changes leads to tests in two ways:
   (a quoted name added under ``net/ethtool/`` or in a driver's
   ``*ethtool*.c``) leads to the programs that use it (``/threaded``,
   ``.busy_poll``; ethtool names as words).
+- **A program named after the change.** A changed kernel file's directory,
+  its name and the functions its hunks are in give words (``net/ethtool/rings.c``
+  in ``ethnl_set_rings``: ethtool, rings, ethnl); a program whose name and
+  directory share two of them is chosen (``drivers/net/netdevsim:ethtool-ring.sh``),
+  best match first: a path no program greps for (a WARN_ON in a driver's
+  ethtool op) is still run by the tests written for it.
 
 Only programs a selftests Makefile lists in ``TEST_PROGS`` are chosen, at
 most ``per_reason`` for each family or name and ``limit`` in all (the
@@ -86,9 +92,12 @@ def choose(repo: Path, base: str | None, tip: str, target_list: list[str],
         diff = gitutil.out(repo, "diff", "-U0", "--no-color", base, tip)
         progs = _Progs(repo, tip)
         related = 0
-        for reason, pattern in _leads(repo, base, tip, files, diff):
-            everyone = progs.matching(pattern)
-            if not everyone:
+        # (reason, programs, whether to say that none matched): a file no
+        # program is named after is the rule, not news
+        leads = [(r, progs.matching(p), True) for r, p in _leads(repo, base, tip, files, diff)]
+        leads += [(r, progs.named(w), False) for r, w in _named(files, diff)]
+        for reason, everyone, say in leads:
+            if not everyone and say:
                 unmatched.append(reason)
             for t in everyone:
                 if t in out:
@@ -134,6 +143,51 @@ def _leads(repo: Path, base: str, tip: str, files: list[str], diff: str
             pattern = r"[./]" + re.escape(name) + r"\b"
         leads.append((f"uses {kind} {name} ({where} changed)", pattern))
     return leads
+
+
+_WORD = re.compile(r"[a-z][a-z0-9]*")
+_FUNC = re.compile(r"\b([A-Za-z_]\w*)\s*\(")
+# words too common to tie a program to a change
+_GENERIC = {"net", "core", "dev", "drivers", "driver", "main", "common", "lib", "util", "utils",
+            "test", "tests", "set", "get", "init", "exit", "open", "close", "add", "del", "new",
+            "free", "alloc", "ops", "info", "data", "run", "check", "kernel", "linux", "include",
+            "static", "void", "int", "struct", "const", "unsigned", "bool", "inline", "return",
+            "selftests", "tools", "testing", "ethernet", "netdevice", "uapi", "err", "priv"}
+
+
+def _words(text: str) -> set[str]:
+    """Lower-case words of a name (split at ``_``, ``-``, ``.``, ``/``), 3
+    letters or more, not generic, a plural's ``s`` dropped (rings: ring)."""
+    out = set()
+    for w in _WORD.findall(text.lower()):
+        w = w[:-1] if len(w) > 4 and w.endswith("s") and not w.endswith("ss") else w
+        if len(w) >= 3 and w not in _GENERIC:
+            out.add(w)
+    return out
+
+
+def _named(files: list[str], diff: str) -> list[tuple[str, set[str]]]:
+    """(reason, words) for each changed kernel source file: its directory,
+    its name and the functions its hunks are in."""
+    funcs: dict[str, set[str]] = {}
+    path = ""
+    for line in diff.splitlines():
+        if line.startswith("+++ "):
+            path = line[6:] if line.startswith("+++ b/") else ""
+        elif line.startswith("@@") and path:
+            ctx = line.split("@@", 2)[-1]
+            funcs.setdefault(path, set()).update(_FUNC.findall(ctx))
+    out = []
+    for f in files:
+        if f.startswith(("Documentation/", "tools/", "scripts/")) or not f.endswith((".c", ".h")):
+            continue
+        d, name = posixpath.split(f)
+        words = _words(posixpath.basename(d)) | _words(posixpath.splitext(name)[0])
+        for fn in sorted(funcs.get(f, ())):
+            words |= _words(fn)
+        if words:
+            out.append((f"named after {f} ({', '.join(sorted(words))})", words))
+    return out
 
 
 def _family_of(path: str, specs: set[str]) -> str | None:
@@ -217,6 +271,7 @@ class _Progs:
     def __init__(self, repo: Path, tip: str):
         self.repo, self.tip = repo, tip
         self._dirs: dict[str, tuple[str, list[str]] | None] = {}
+        self._every: list[str] | None = None
 
     def matching(self, pattern: str) -> list[str]:
         cp = gitutil.git(self.repo, "grep", "-l", "-E", pattern, self.tip, "--", ROOT,
@@ -229,17 +284,45 @@ class _Progs:
                 names.append(name)
         return sorted(dict.fromkeys(names), key=_rank)
 
-    def _prog(self, path: str) -> str | None:
-        d = posixpath.dirname(path)
+    def named(self, words: set[str]) -> list[str]:
+        """The programs whose name and last directory share two or more of
+        ``words`` (a word matches one it starts, at 4 letters or more: ring,
+        ringparam), the most shared first."""
+        scored = []
+        for name in self._all():
+            d, _, prog = name.partition(":")
+            mine = _words(posixpath.splitext(prog)[0]) | _words(posixpath.basename(d))
+            hit = sum(1 for m in mine if any(w == m or (len(m) >= 4 and w.startswith(m))
+                                             for w in words))
+            if hit >= 2:
+                scored.append((-hit, _rank(name), name))
+        return [n for *_k, n in sorted(scored)]
+
+    def _all(self) -> list[str]:
+        """Every TEST_PROGS program at ``tip``."""
+        if self._every is None:
+            mks = gitutil.out(self.repo, "ls-tree", "-r", "--name-only", self.tip, "--",
+                              ROOT).splitlines()
+            self._every = []
+            for mk in mks:
+                if posixpath.basename(mk) == "Makefile":
+                    d = posixpath.dirname(mk)
+                    for prog in self._progs_of(d):
+                        self._every.append(f"{d[len(ROOT) + 1:]}:{prog}")
+        return self._every
+
+    def _progs_of(self, d: str) -> list[str]:
         if d not in self._dirs:
             mk = selftests.show(self.repo, self.tip, f"{d}/Makefile")
             progs = selftests.test_progs(mk) if mk else []
             self._dirs[d] = (d[len(ROOT) + 1:], progs) if progs else None
         found = self._dirs[d]
-        if not found:
-            return None
+        return found[1] if found else []
+
+    def _prog(self, path: str) -> str | None:
+        d = posixpath.dirname(path)
         rel = posixpath.basename(path)
-        return f"{found[0]}:{rel}" if rel in found[1] else None
+        return f"{d[len(ROOT) + 1:]}:{rel}" if rel in self._progs_of(d) else None
 
 
 def _needs_nic(name: str) -> bool:

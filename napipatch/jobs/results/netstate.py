@@ -13,7 +13,9 @@ from __future__ import annotations
 import json
 
 _LINK_KEYS = ("mtu", "master", "address", "promiscuity", "allmulti", "num_tx_queues",
-              "num_rx_queues", "txqlen")
+              "num_rx_queues", "txqlen", "group", "linkmode", "ifalias", "proto_down",
+              "gso_max_size", "gso_max_segs", "gro_max_size", "tso_max_size", "tso_max_segs",
+              "gso_ipv4_max_size", "gro_ipv4_max_size", "inet6_addr_gen_mode")
 _CARRIER = {"NO-CARRIER", "LOWER_UP"}
 
 
@@ -35,6 +37,8 @@ def _links(snap: dict) -> dict[str, dict]:
         kept = {k: link[k] for k in _LINK_KEYS if k in link}
         kept["kind"] = (link.get("linkinfo") or {}).get("info_kind", "")
         kept["flags"] = sorted(set(link.get("flags") or []) - _CARRIER)
+        if link.get("xdp"):  # an XDP program left attached: its mode, not its id
+            kept["xdp"] = (link["xdp"] or {}).get("mode", "attached")
         out[name] = kept
     return out
 
@@ -83,6 +87,10 @@ def leaks(before: dict | None, after: dict | None) -> list[str]:
             out += _changed(f"{nic} {part}", nb[nic].get(part) or {}, na[nic].get(part) or {})
         out += _changed(f"{nic} feature", _features(nb[nic].get("features")),
                         _features(na[nic].get("features")))
+        out += _changed(f"{nic}", nb[nic].get("napi") or {}, na[nic].get("napi") or {})
+    sb, sa = before.get("sysctls") or {}, after.get("sysctls") or {}
+    out += _changed("sysctl", {k: sb[k] for k in sb.keys() & sa.keys()},
+                    {k: sa[k] for k in sb.keys() & sa.keys()})
     pb, pa = _pools(before), _pools(after)
     if pb is not None and pa is not None:
         out += [f"page pools ({k}): {pb.get(k, 0)} -> {pa.get(k, 0)}"
