@@ -425,6 +425,23 @@ def ssh_host(port, key, netns, boot="none", **extra) -> dict:
             "known_hosts": str(Path(key).parent / "known_hosts"), **extra}
 
 
+def remote_report(res, kernel_tree: Path, base_commit: str):
+    """The report a user gets from a RemoteJob's result ``res``: v5's series
+    with the remote check's result and findings added (its exit code, text)."""
+    from napipatch.engine.registry import discover
+    from napipatch.mails.mbox import read_patch_dir
+    from napipatch.mails.series import assemble
+    from napipatch.pipeline.jobchecks import results_of
+    from napipatch.report.model import Report
+
+    v5 = ROOT / "series/threaded-busy-poll/v5"
+    report = Report(series=assemble(read_patch_dir(v5), str(v5)), tree=str(kernel_tree),
+                    base=base_commit, base_why="test")
+    for result, findings in results_of([discover()["remote"]], res):
+        report.add(result, findings)
+    return report
+
+
 def host_gitconfig(path: Path, host: dict, target: str = "idpf") -> Path:
     """A git config file (for GIT_CONFIG_GLOBAL) that gives ``target`` the
     host ``host`` (ssh_host()'s keys) as ``napipatch.TARGET.*``."""

@@ -21,7 +21,7 @@ import uuid
 from pathlib import Path
 
 import pytest
-from conftest import free_port, ssh_host, wait_port
+from conftest import free_port, remote_report, ssh_host, wait_port
 
 # A build test may pay the first kernel build (pyproject.toml: timeout).
 pytestmark = [pytest.mark.build, pytest.mark.tree, pytest.mark.timeout(3600)]
@@ -275,13 +275,8 @@ def test_hung_remote_plan_still_reports_and_exits_2(tmp_path, sshd, veth_netns, 
     says the remote run timed out, and the verdict's exit status is 2.
     boot=none: the loopback host is this machine, so the kernel copied
     there (any file: it is never booted) is only carried, not run."""
-    from napipatch.engine.registry import discover
     from napipatch.jobs.boot.remote import RemoteJob
     from napipatch.jobs.executor import LocalExecutor
-    from napipatch.mails.mbox import read_patch_dir
-    from napipatch.mails.series import assemble
-    from napipatch.pipeline.jobchecks import results_of
-    from napipatch.report.model import Report
     from napipatch.report.render import render_report
 
     port, key = sshd
@@ -306,11 +301,7 @@ def test_hung_remote_plan_still_reports_and_exits_2(tmp_path, sshd, veth_netns, 
     assert "ok 1 - link up" in hung[0].details  # the console so far
     log = Path(hung[0].hint.removeprefix("console log: "))
     assert "no answer within 5 s" in log.read_text()
-    v5 = Path(__file__).resolve().parent.parent / "series/threaded-busy-poll/v5"
-    report = Report(series=assemble(read_patch_dir(v5), str(v5)), tree=str(kernel_tree),
-                    base=base_commit, base_why="test")
-    for result, findings in results_of([discover()["remote"]], res):
-        report.add(result, findings)
+    report = remote_report(res, kernel_tree, base_commit)
     assert report.exit_code == 2
     text = render_report(report, "text")
     assert "remote/idpf" in text and "timed out" in text, text

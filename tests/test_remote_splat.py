@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import ssh_host
+from conftest import remote_report, ssh_host
 
 pytestmark = pytest.mark.tree
 
@@ -28,13 +28,8 @@ def test_a_splat_in_the_hosts_kernel_log_during_the_plan_is_an_error(tmp_path, s
     run on the same host is clean: that splat is still in the log, before
     its recorded position. A host whose kernel log cannot be read says the
     scan did not run (never a silent clean)."""
-    from napipatch.engine.registry import discover
     from napipatch.jobs.boot.remote import RemoteJob
     from napipatch.jobs.executor import LocalExecutor
-    from napipatch.mails.mbox import read_patch_dir
-    from napipatch.mails.series import assemble
-    from napipatch.pipeline.jobchecks import results_of
-    from napipatch.report.model import Report
 
     port, key = sshd
     d = tmp_path / "artifacts"
@@ -68,11 +63,7 @@ def test_a_splat_in_the_hosts_kernel_log_during_the_plan_is_an_error(tmp_path, s
     assert any(m.endswith(" skip, 0 not ok") for m in info), info  # the plan passed
     assert [(s["kind"], s["during"], s["file"], s["line"]) for s in res.data["splats"]] == \
         [("WARNING", "plan", "net/core/dev.c", 1234)]
-    v5 = Path(__file__).resolve().parent.parent / "series/threaded-busy-poll/v5"
-    report = Report(series=assemble(read_patch_dir(v5), str(v5)), tree=str(kernel_tree),
-                    base=base_commit, base_why="test")
-    for result, findings in results_of([discover()["remote"]], res):
-        report.add(result, findings)
+    report = remote_report(res, kernel_tree, base_commit)
     assert report.exit_code == 1
 
     again = run()
