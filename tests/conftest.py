@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import shutil
 import socket
 import subprocess
@@ -139,6 +140,32 @@ def pytest_xdist_make_scheduler(config, log):
             return BUILD_GROUP if nodeid in self._build_ids else nodeid
 
     return _BuildGroupScheduling(config, log)
+
+
+# ------------------------------------------------------- what each test costs
+# NAPIPATCH_TEST_COST=FILE appends one JSON line per test: its wall time and
+# the CPU time it used, its own and its processes' (make, gcc, QEMU, the
+# CLI: every child a test waits for counts). CPU seconds hardly move with
+# the machine's load, so they say what a test costs even on a busy machine;
+# benchmarks/suite_cost.py sums them (benchmarks/README.md, "The test suite").
+def _cpu_seconds() -> float:
+    own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    out = os.environ.get("NAPIPATCH_TEST_COST")
+    if not out:
+        yield
+        return
+    wall, cpu = time.monotonic(), _cpu_seconds()
+    yield
+    line = json.dumps({"test": item.nodeid, "wall": round(time.monotonic() - wall, 2),
+                       "cpu": round(_cpu_seconds() - cpu, 2),
+                       "build": "build_dir" in item.fixturenames})
+    with open(out, "a") as f:  # one short write per line: workers do not interleave
+        f.write(line + "\n")
 
 
 def _tree_path() -> Path:
