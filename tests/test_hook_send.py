@@ -16,6 +16,7 @@ import socket
 import stat
 import subprocess
 import sys
+import threading
 import tomllib
 from pathlib import Path
 
@@ -35,13 +36,28 @@ class Smtp:
 
     def __init__(self):
         self.envelopes = []
+        self._got = threading.Condition()
         with socket.socket() as s:  # Controller cannot listen on port 0
             s.bind(("127.0.0.1", 0))
             self.port = s.getsockname()[1]
 
     async def handle_DATA(self, server, session, envelope):
-        self.envelopes.append(envelope)
+        with self._got:
+            self.envelopes.append(envelope)
+            self._got.notify_all()
         return "250 OK"
+
+    def received(self, n: int, sender) -> list:
+        """The envelopes once ``n`` have arrived: what git send-email's exit
+        says was sent is awaited by the server's own event (each DATA),
+        never by a sleep. ``sender`` (its CompletedProcess) is shown if they
+        do not come, since then git said 250 to some other server."""
+        with self._got:
+            if not self._got.wait_for(lambda: len(self.envelopes) >= n, timeout=60):
+                raise AssertionError(f"{len(self.envelopes)} of {n} messages reached the SMTP "
+                                     f"server on port {self.port}; git send-email said:\n"
+                                     f"{sender.stdout[-3000:]}\n{sender.stderr[-2000:]}")
+            return list(self.envelopes)
 
     def messages(self):
         return [email.message_from_bytes(e.original_content or e.content, policy=email.policy.default)
@@ -215,7 +231,7 @@ def test_validate_hook_blocks_git_send_email_and_no_validate_bypasses(cli, env, 
     assert smtp.envelopes == []
     cp = _send_email(linux, env, files, "--no-validate")
     assert cp.returncode == 0, cp.stderr
-    assert len(smtp.envelopes) == len(files) == 2
+    assert len(smtp.received(len(files), cp)) == len(files) == 2
 
 
 def test_validate_hook_series_checks_on_the_last_message(cli, env, smtp, linux, commits):
@@ -263,7 +279,7 @@ def test_checks_that_gave_no_result_block_the_hook_and_send(cli, env, smtp, linu
     cp = _send_email(linux, env, files)
     assert cp.returncode == 0, cp.stderr
     assert "NOT fully checked (" in cp.stderr and "letting it go" in cp.stderr
-    assert len(smtp.envelopes) == len(files)
+    assert len(smtp.received(len(files), cp)) == len(files)
 
 
 def test_validate_hook_chains_existing_hook_and_uninstall_restores_it(cli, env, smtp, linux, commits):
@@ -279,7 +295,7 @@ def test_validate_hook_chains_existing_hook_and_uninstall_restores_it(cli, env, 
     assert hook.read_bytes() != original
     cp = _send_email(linux, env, files)
     assert cp.returncode == 0, cp.stderr
-    assert len(smtp.envelopes) == 3
+    assert len(smtp.received(3, cp)) == 3
     assert log.read_text().splitlines() == [f"old hook: {f.name}" for f in files]
 
     # The old hook failing blocks the send too.
@@ -450,4 +466,4 @@ def test_validate_hook_checks_with_the_tree_and_blocks_stale_generated_code_and_
     assert len(hook_lines) == 1, cp.stderr
     assert hook_lines[0].startswith(f"napipatch: sendemail-validate: net-napi-threads v1, 3 patches, "
                                     f"checked with the tree at {base[:12]}: clean; NIPA forecast: 9 success")
-    assert len(smtp.envelopes) == 4
+    assert len(smtp.received(4, cp)) == 4
