@@ -19,7 +19,7 @@ import re
 
 import pytest
 
-from conftest import ROOT, Cli
+from conftest import ROOT, Cli, own_cache
 
 pytestmark = pytest.mark.tree
 
@@ -40,10 +40,12 @@ FOUR = [
 
 
 @pytest.fixture(scope="module")
-def at_root(tmp_path_factory) -> Cli:
-    """napipatch run in the repository root (its series/ store), with a cache
-    of its own: every check runs once here, nothing comes from another test."""
-    return Cli(ROOT, ROOT / "series", tmp_path_factory.mktemp("carry") / "cache")
+def at_root(tmp_path_factory, shared_base_cache) -> Cli:
+    """napipatch run in the repository root (its series/ store), with a result
+    cache of its own: every check runs once here, no result comes from another
+    test (the base's trusted scripts and grep are the run's, as for `cli`)."""
+    return Cli(ROOT, ROOT / "series",
+               own_cache(tmp_path_factory.mktemp("carry") / "cache", shared_base_cache))
 
 
 @pytest.fixture(scope="module")
