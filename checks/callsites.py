@@ -18,8 +18,14 @@ What it catches:
       calling (or referencing) a removed or renamed function;
     - warning: a caller passing ``true``/``false`` or a literal ``0``/``1``
       to a parameter that is now an enum;
-    - nothing for a caller passing a variable (an integer converts to an
-      enum silently; it compiles).
+    - warning: a caller passing its own integer variable (a parameter or
+      local declared ``u64``, ``int`` ...) to a parameter that was ``bool``
+      and is now an enum, without comparing it with a number or an
+      UPPER_CASE constant first: the value used to become 0 or 1 on the
+      way in and now goes in unchanged (``2`` picks another mode, ``7``
+      none);
+    - nothing for a caller passing anything else (an integer converts to an
+      enum silently; it compiles), or a variable it range-checks.
 
     An info finding per changed prototype lists the call sites, and which
     of them the patch updated, so a reviewer sees the whole picture.
@@ -30,25 +36,31 @@ Why a reviewer cares:
     v2 of the threaded busy poll series turned ``dev_set_threaded(dev,
     bool)`` into ``dev_set_threaded(dev, enum netdev_napi_threaded)`` and
     missed the driver callers; v3's changelog says "Fixed calls to
-    dev_set_threaded in drivers".
+    dev_set_threaded in drivers". v4 still left mt76's debugfs knob
+    passing its ``u64 val``, which now selects busy polling on 2.
 
 Example:
     ``int dev_set_threaded(struct net_device *dev, enum netdev_napi_threaded
     threaded);`` with ``drivers/net/ethernet/renesas/ravb_main.c`` still
-    doing ``dev_set_threaded(ndev, true);``.
+    doing ``dev_set_threaded(ndev, true);``, and
+    ``drivers/net/wireless/mediatek/mt76/debugfs.c`` doing
+    ``dev_set_threaded(dev->napi_dev, val);`` with ``u64 val``.
 
 Fix:
     Update every caller in the same patch (``git grep -w NAME``), passing
-    enum values (``NETDEV_NAPI_THREADED_ENABLED``) rather than booleans.
+    enum values (``NETDEV_NAPI_THREADED_ENABLED``) rather than booleans,
+    and mapping an integer that meant true/false to them (``val ?
+    NETDEV_NAPI_THREADED_ENABLED : NETDEV_NAPI_THREADED_DISABLED``).
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from napipatch.checks import check
 from napipatch.kernel import protodiff
-from napipatch.kernel.cparse_calls import Occurrence, literal, occurrences
+from napipatch.kernel.cparse_calls import Occurrence, literal, local_at, occurrences
 from napipatch.kernel.includers import Sight, own_copy, reach
 from napipatch.kernel.protodiff import Change, diff_path, hits
 from napipatch.tree import treegrep
@@ -86,7 +98,7 @@ def _call_text(o: Occurrence) -> str:
        summary="callers of functions whose prototype changes (count, types, rename, removal)",
        scope="patch",
        needs="tree",
-       version=2)
+       version=3)
 def run(ctx):
     if not ctx.applied:
         return []
@@ -238,7 +250,8 @@ def _check_call(ctx, ch: Change, path: str, o: Occurrence, touched: bool,
 
 
 def _enum_literals(ctx, ch: Change, path: str, o: Occurrence) -> list:
-    """Warnings for boolean or integer literals passed to parameters that became enums."""
+    """Warnings for boolean or integer literals passed to parameters that became
+    enums, and for integer variables passed to a bool that became an enum."""
     new = ch.new
     out = []
     for i, p in enumerate(new.params):
@@ -253,7 +266,29 @@ def _enum_literals(ctx, ch: Change, path: str, o: Occurrence) -> list:
                 file=path, line=o.line, details=f"now: {new.signature()}",
                 hint=f"pass a value of {p.type} instead of a boolean or "
                      "integer literal"))
+        elif was in ("bool", "_Bool") and lit is None:
+            out += _widened(ctx, ch, path, o, i)
     return out
+
+
+def _widened(ctx, ch: Change, path: str, o: Occurrence, i: int) -> list:
+    """A warning when argument ``i`` is the caller's own integer variable, not
+    range-checked: it was converted to bool and now reaches the enum as it is."""
+    arg = " ".join(o.args[i].split())
+    if not re.fullmatch(r"[A-Za-z_]\w*", arg) or re.fullmatch(r"[A-Z][A-Z0-9_]*", arg):
+        return []
+    local = local_at(ctx.post_text(path) or "", o.line, arg)
+    if local is None or not local.integer or local.bounded:
+        return []
+    enum = ch.new.params[i].type
+    return [ctx.finding(
+        "warning", f"{ch.name}() parameter {i + 1} was bool and is now {enum}; this caller "
+                   f"passes its {local.type} '{arg}', no longer turned into 0 or 1",
+        file=path, line=o.line,
+        details=f"now: {ch.new.signature()}\n'{arg}' is declared {local.type} here and not "
+                "compared with a constant before this call",
+        hint=f"map '{arg}' to a value of {enum} in this patch (e.g. '{arg} ? ... : ...'), "
+             "or check its range before the call")]
 
 
 def _stale_decls(ctx, ch: Change) -> list:

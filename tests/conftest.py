@@ -356,14 +356,18 @@ def shared_base_cache(tmp_path_factory) -> Path:
     return d
 
 
-@pytest.fixture
-def cli(tmp_path, shared_base_cache) -> Cli:
-    store = tmp_path / "series"
-    cache = tmp_path / "cache"
+def own_cache(cache: Path, shared_base_cache: Path) -> Path:
+    """``cache`` as a test's XDG_CACHE_HOME: its results its own, the base's
+    trusted scripts and grep results the run's."""
     (cache / "napipatch").mkdir(parents=True)
     for sub in SHARED_CACHES:
         (cache / "napipatch" / sub).symlink_to(shared_base_cache / sub, target_is_directory=True)
-    return Cli(tmp_path, store, cache)
+    return cache
+
+
+@pytest.fixture
+def cli(tmp_path, shared_base_cache) -> Cli:
+    return Cli(tmp_path, tmp_path / "series", own_cache(tmp_path / "cache", shared_base_cache))
 
 
 @pytest.fixture(scope="session")

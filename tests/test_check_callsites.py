@@ -25,8 +25,14 @@ TRUE_CALLERS = {
     "drivers/net/ethernet/renesas/ravb_main.c": (3092, "dev_set_threaded(ndev, true);"),
     "drivers/net/wireless/ath/ath10k/snoc.c": (939, "dev_set_threaded(ar->napi_dev, true);"),
 }
-SYSFS = ("net/core/net-sysfs.c", 632)                               # passes `val`
-MT76 = ("drivers/net/wireless/mediatek/mt76/debugfs.c", 37)         # passes `val`
+SYSFS = ("net/core/net-sysfs.c", 632)             # passes `unsigned long val`, range-checked
+MT76 = ("drivers/net/wireless/mediatek/mt76/debugfs.c", 37)   # passes `u64 val`, unchecked
+# mt76 mapping its u64 to the enum, as v5 of threaded busy poll does
+MT76_CALL = "\t\treturn dev_set_threaded(dev->napi_dev, val);"
+MT76_MAPPED = ("\t\treturn dev_set_threaded(dev->napi_dev, val ? NETDEV_NAPI_THREADED_ENABLED :\n"
+               "\t\t\t\t\t\tNETDEV_NAPI_THREADED_DISABLED);")
+MT76_WARNING = ("dev_set_threaded() parameter 2 was bool and is now enum netdev_napi_threaded; "
+                "this caller passes its u64 'val', no longer turned into 0 or 1")
 ENUM = ("enum netdev_napi_threaded {\n\tNETDEV_NAPI_THREADED_DISABLED,\n"
         "\tNETDEV_NAPI_THREADED_ENABLED,\n};\n\n")
 
@@ -48,7 +54,7 @@ def _info(findings):
     return infos[0]
 
 
-def _enum_changes(tree, base, update: list[str]) -> dict[str, str]:
+def _enum_changes(tree, base, update: list[str], mt76: bool = False) -> dict[str, str]:
     proto = "int dev_set_threaded(struct net_device *dev, bool threaded);\n"
     changes = {
         NETDEVICE: edit(tree, base, NETDEVICE, proto,
@@ -60,6 +66,8 @@ def _enum_changes(tree, base, update: list[str]) -> dict[str, str]:
     for path in update:
         _, call = TRUE_CALLERS[path]
         changes[path] = edit(tree, base, path, call, call.replace("true", "NETDEV_NAPI_THREADED_ENABLED"))
+    if mt76:
+        changes[MT76[0]] = edit(tree, base, MT76[0], MT76_CALL, MT76_MAPPED)
     return changes
 
 
@@ -76,30 +84,43 @@ def _listed(info, section: str) -> list[str]:
     return sorted(out)
 
 
-@pytest.mark.parametrize("update", ["all", "some", "none"])
+@pytest.mark.parametrize("update", ["all", "some", "none", "all and mt76"])
 def test_bool_parameter_becomes_enum(cli, kernel_tree, base_commit, tmp_path, update):
     drivers = sorted(TRUE_CALLERS)
-    updated = {"all": drivers, "some": drivers[:2], "none": []}[update]
-    findings = _check(cli, kernel_tree, base_commit, _enum_changes(kernel_tree, base_commit, updated),
+    updated = {"all": drivers, "some": drivers[:2], "none": [], "all and mt76": drivers}[update]
+    mt76 = update == "all and mt76"
+    findings = _check(cli, kernel_tree, base_commit,
+                      _enum_changes(kernel_tree, base_commit, updated, mt76=mt76),
                       tmp_path, "net: make dev_set_threaded() take an enum")
-    # Warnings exactly on the drivers still passing `true`; nothing on the
-    # updated ones, nor on net-sysfs.c and mt76 passing a variable.
+    # Warnings exactly on the drivers still passing `true`, and on mt76 passing
+    # its u64 unchecked (it meant true for any non-zero value; 2 is now another
+    # mode); nothing on the updated ones, nor on net-sysfs.c, which checks the
+    # range of its `unsigned long val` before the call.
     left = [p for p in drivers if p not in updated]
-    assert _summary(findings) == sorted(("warning", p, TRUE_CALLERS[p][0]) for p in left)
+    want = [("warning", p, TRUE_CALLERS[p][0]) for p in left]
+    if not mt76:
+        want.append(("warning", *MT76))
+    assert _summary(findings) == sorted(want)
     for f in findings:
-        if f["severity"] == "warning":
+        if f["severity"] == "warning" and f["file"] != MT76[0]:
             assert f["message"] == ("dev_set_threaded() parameter 2 is now enum netdev_napi_threaded; "
                                     "this caller still passes 'true'")
+        elif f["severity"] == "warning":
+            assert f["message"] == MT76_WARNING
+            assert "'val' is declared u64 here and not compared with a constant" in f["details"]
     info = _info(findings)
     assert info["file"] == NETDEVICE and info["line"] == 563
     assert info["message"] == (f"dev_set_threaded() prototype changed: 6 call sites in the tree, "
-                               f"{len(updated)} updated by this patch")
+                               f"{len(updated) + mt76} updated by this patch")
     assert "int dev_set_threaded(struct net_device *dev, bool threaded)  ->  " \
            "int dev_set_threaded(struct net_device *dev, enum netdev_napi_threaded threaded)" \
            in info["details"]
-    assert _listed(info, "updated by this patch:") == sorted(f"{p}:{TRUE_CALLERS[p][0]}" for p in updated)
+    mapped = [f"{MT76[0]}:{MT76[1]}"] if mt76 else []
+    assert _listed(info, "updated by this patch:") == sorted(
+        [f"{p}:{TRUE_CALLERS[p][0]}" for p in updated] + mapped)
     assert _listed(info, "not changed by this patch:") == sorted(
-        [f"{p}:{TRUE_CALLERS[p][0]}" for p in left] + [f"{SYSFS[0]}:{SYSFS[1]}", f"{MT76[0]}:{MT76[1]}"])
+        [f"{p}:{TRUE_CALLERS[p][0]}" for p in left] + [f"{SYSFS[0]}:{SYSFS[1]}"]
+        + ([] if mt76 else [f"{MT76[0]}:{MT76[1]}"]))
 
 
 SET_IRQ_CALLERS = {  # netif_napi_set_irq() in 6.12

@@ -8,6 +8,7 @@ replies (tests/fixtures/history/v1.mbox) with v2 postings made from it.
 """
 
 import json
+import shutil
 import re
 import tomllib
 from datetime import UTC, datetime, timedelta
@@ -312,6 +313,28 @@ def test_v5_against_the_real_v4_every_rule_evaluated_and_true(cli):
         ("version-link", "warning", 0, ("the changelog of the cover letter has no lore link to v3 "
                                        "<20250205001000.0-skhawaja@reconstructed.invalid>"))]
     assert status(v4)["repost-wait"] == "pass" and status(v4)["new-thread"] == "pass"
+
+
+def test_the_carry_of_v4_onto_6_12_shares_the_postings_history(cli):
+    """series/threaded-busy-poll-6.12 holds v4 carried onto 6.12 under its own
+    name; its ``carried-from`` makes v3 of the posting its previous version,
+    so the process checks say what they say of the posting itself."""
+    for name in ("threaded-busy-poll", "threaded-busy-poll-6.12"):
+        shutil.copytree(ROOT / "series" / name, cli.store / name)
+    carry = check(cli, "threaded-busy-poll-6.12@v4")
+    assert findings(carry) == findings(check(cli, "threaded-busy-poll@v4")) == [
+        ("review-tags", "info", 0, ("review tags carried over: unknown, v3 is stored without its "
+                                   "patches (cover letter only)")),
+        ("version-link", "warning", 0, ("the changelog of the cover letter has no lore link to v3 "
+                                       "<20250205001000.0-skhawaja@reconstructed.invalid>"))]
+    assert status(carry)["repost-wait"] == "pass" and status(carry)["new-thread"] == "pass"
+    # Without the key it is a series of its own, with no history.
+    toml = cli.store / "threaded-busy-poll-6.12" / "series.toml"
+    toml.write_text(re.sub(r'(?m)^carried-from = .*\n', "", toml.read_text()))
+    alone = check(cli, "threaded-busy-poll-6.12@v4", "version-link")
+    assert findings(alone) == [("version-link", "info", 0, (
+        "the link to the previous version: unknown, no earlier version of "
+        f"'threaded-busy-poll-6.12' in the store ({cli.store})"))]
 
 
 def test_send_holds_a_version_until_24_hours_after_the_last_unless_forced(cli, tmp_path):

@@ -1,8 +1,9 @@
-"""kernel.protodiff and kernel.includers' visibility, without a tree.
+"""kernel.protodiff, kernel.includers' visibility and a caller's locals, without a tree.
 
 The callsites check (tests/test_check_callsites.py, on the real 6.12 tree)
-is built on these two: which prototypes a patch changes in its headers,
-and which files can see a header's declarations.
+is built on these: which prototypes a patch changes in its headers, which
+files can see a header's declarations, and how a caller declares (and
+range-checks) the variable it passes.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 import difflib
 
 from napipatch.kernel import protodiff
+from napipatch.kernel.cparse_calls import local_at
 from napipatch.kernel.includers import Sight, own_copy, reach
 from napipatch.mails.hunks import parse_diff
 
@@ -71,3 +73,38 @@ def test_who_sees_a_header():
     relative = Sight("drivers/net/ethernet/intel/libie/x.c", '#include "../idpf/idpf_mem.h"\n')
     assert relative.sees(own)
     assert own_copy("tools/lib/bpf/x.c", HEADER) and not own_copy("tools/testing/x.c", HEADER)
+
+
+CALLER = """\
+static int knob_set(void *data, u64 val)
+{
+\tstruct foo *f = data;
+\tunsigned long mode = val, *pm = &mode;
+\tbool on = val;
+\tint n;
+
+\tif (f->mode != val)
+\t\tfoo_set(f, val);
+\tif (n > FOO_MODE_MAX || mode < 0)
+\t\treturn -EINVAL;
+\tfoo_set(f, mode);
+\tfoo_set(f, on);
+\treturn foo_set(f, n);
+}
+int g;
+"""
+
+
+def test_a_callers_locals_their_types_and_range_checks():
+    val = local_at(CALLER, 9, "val")
+    # a parameter; compared with a field, which is no range check
+    assert (val.type, val.integer, val.bounded) == ("u64", True, False)
+    mode = local_at(CALLER, 12, "mode")
+    assert (mode.type, mode.integer, mode.bounded) == ("unsigned long", True, True)
+    assert local_at(CALLER, 12, "pm").type == "unsigned long *" and not local_at(CALLER, 12, "pm").integer
+    assert not local_at(CALLER, 13, "on").integer             # bool
+    assert local_at(CALLER, 14, "n").bounded                  # against an UPPER_CASE constant
+    assert not local_at(CALLER, 9, "n").bounded               # the check comes after line 9
+    assert local_at(CALLER, 9, "f").type == "struct foo *"
+    assert local_at(CALLER, 9, "g") is None                   # a global
+    assert local_at(CALLER, 16, "g") is None                  # not in a function

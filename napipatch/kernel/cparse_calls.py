@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 from tree_sitter import Node
 
-from napipatch.kernel.csource import blank_annotations, parser
+from napipatch.kernel.csource import blank_annotations, parse, parser
 
 _STORAGE = re.compile(r"\b(?:static|inline|extern|__inline__|__inline)\b")
 
@@ -313,3 +313,84 @@ def literal(arg: str) -> str | None:
     if re.fullmatch(r"[01][uUlL]*|0x0*[01]", a):
         return a
     return None
+
+
+# ------------------------------------------------------------ a caller's locals
+@dataclass(frozen=True)
+class Local:
+    """A parameter or local variable of the function around a call site."""
+    name: str
+    type: str       # normalised as prototypes are ("u64", "unsigned long", "struct x *")
+    bounded: bool   # compared with a number or an UPPER_CASE constant before the call
+
+    @property
+    def integer(self) -> bool:
+        """Declared as a plain integer type (not bool, an enum, a pointer, a struct)."""
+        t = re.sub(r"\b(?:const|volatile)\b", " ", self.type).strip()
+        return bool(_INTEGER.fullmatch(re.sub(r"\s+", " ", t)))
+
+
+_INTEGER = re.compile(r"(?:(?:unsigned|signed|short|long|int|char) ?)+|(?:__)?[us](?:8|16|32|64)"
+                      r"|u?int(?:8|16|32|64)_t|s?size_t|uintptr_t|loff_t")
+_CONSTANT = re.compile(r"-?\s*(?:\d\w*|[A-Z][A-Z0-9_]*)")
+_COMPARE = {"==", "!=", "<", ">", "<=", ">="}
+
+
+def _nodes(root: Node):
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        yield node
+        stack.extend(node.children)
+
+
+def _declares(src: bytes, decl: Node, name: str) -> str | None:
+    """The type ``decl`` (a declaration or parameter) gives ``name``, if it declares it."""
+    declarators = decl.children_by_field_name("declarator")
+    for d in declarators:
+        inner = d.child_by_field_name("declarator") if d.type == "init_declarator" else d
+        ident = _declared_identifier(inner)
+        if ident is not None and ident.text.decode() == name:
+            # the type before the first declarator, then this one's * or []
+            t = src[decl.start_byte:declarators[0].start_byte] \
+                + src[inner.start_byte:ident.start_byte] + src[ident.end_byte:inner.end_byte]
+            return _norm(_STORAGE.sub(" ", t.decode(errors="replace")))
+    return None
+
+
+def local_at(text: str, line: int, name: str) -> Local | None:
+    """``name`` as the function around ``line`` declares it: a parameter, or a
+    local declared before ``line``; None outside a function or for any other
+    name (a global, a macro, a field). ``bounded``: the function compares it
+    with a number or an UPPER_CASE constant before ``line`` (a range check,
+    ``val > MODE_MAX``), which a comparison with another variable is not."""
+    root, src = parse(text)
+    row = line - 1
+    func = root.descendant_for_point_range((row, 0), (row, 0))
+    while func is not None and func.type != "function_definition":
+        func = func.parent
+    fdecl = _function_declarator(func.child_by_field_name("declarator")) if func else None
+    if func is None or fdecl is None:
+        return None
+    plist = fdecl.child_by_field_name("parameters")
+    found = next((t for p in (plist.named_children if plist is not None else [])
+                  if p.type == "parameter_declaration" and (t := _declares(src, p, name))), None)
+    body = func.child_by_field_name("body")
+    bounded = False
+    for node in _nodes(body) if body is not None else []:
+        if node.start_point[0] >= row:
+            continue
+        if found is None and node.type == "declaration":
+            found = _declares(src, node, name)
+        elif node.type == "binary_expression" and _compares(node, name):
+            bounded = True
+    return Local(name, found, bounded) if found is not None else None
+
+
+def _compares(node: Node, name: str) -> bool:
+    op = node.child_by_field_name("operator")
+    left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
+    if op is None or op.type not in _COMPARE or left is None or right is None:
+        return False
+    sides = (left.text.decode(errors="replace"), right.text.decode(errors="replace"))
+    return any(a == name and _CONSTANT.fullmatch(b) for a, b in (sides, sides[::-1]))

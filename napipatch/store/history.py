@@ -7,12 +7,15 @@ previous version's record (a reply imported, Message-IDs recorded by
 ``send``) never returns a stale result.
 
 The previous version is the highest stored version below the one checked,
-of the series with the same name in the store, or else of the stored
-series whose cover letter carries the same b4 ``change-id:``. What it
-holds is plain data (it is hashed, and goes to the check's process):
+of the series with the same name in the store; else, for a carry (a
+version re-made on another base and stored under its own name, with
+``carried-from = "NAME@vN"`` in its series.toml table), the one below vN
+of NAME; else of the stored series whose cover letter carries the same b4
+``change-id:``. What it holds is plain data (it is hashed, and goes to the
+check's process):
 
-- ``version``, ``name``, ``found-by`` (``name`` or ``change-id``; in the
-  bot, ``subject`` or ``change-id``);
+- ``version``, ``name``, ``found-by`` (``name``, ``carried-from`` or
+  ``change-id``; in the bot, ``subject`` or ``change-id``);
 - ``cover-message-id``, ``message-ids`` (its patches), ``thread-ids``
   (every mail of its thread known: cover, patches, replies), ``lore``;
 - ``posted`` (ISO UTC) and ``posted-from`` (``sent`` in series.toml, else
@@ -27,6 +30,8 @@ a reason in words, never an exception.
 """
 
 from __future__ import annotations
+
+import re
 
 from napipatch.errors import NapipatchError
 from napipatch.mails.revisions import change_id, iso, parse_date, review_trailers
@@ -71,6 +76,9 @@ def _find(series: Series, store: Store) -> tuple[str, int, str] | None:
         earlier = [v for v in store.versions(series.name) if v < series.version]
         if earlier:
             return series.name, earlier[-1], "name"
+    carried = _carried_from(series, store)
+    if carried is not None:
+        return carried
     cid = change_id(series.cover.body) if series.cover else None
     if not cid:
         return None
@@ -82,6 +90,17 @@ def _find(series: Series, store: Store) -> tuple[str, int, str] | None:
                 earlier = [x for x in store.versions(name) if x < series.version]
                 return name, earlier[-1], "change-id"
     return None
+
+
+def _carried_from(series: Series, store: Store) -> tuple[str, int, str] | None:
+    """For a carry (``carried-from = "NAME@vN"``), the version of NAME below vN:
+    the carry shares the history of the posting it carries."""
+    m = re.fullmatch(r"([^@]+)@v(\d+)", str(series.extra.get("carried-from") or ""))
+    if m is None or not valid_name(m.group(1)) \
+            or not (store.path(m.group(1)) / "series.toml").is_file():
+        return None
+    earlier = [v for v in store.versions(m.group(1)) if v < int(m.group(2))]
+    return (m.group(1), earlier[-1], "carried-from") if earlier else None
 
 
 def _change_id(store: Store, name: str, version: int, info: dict) -> str | None:

@@ -19,6 +19,10 @@ def show(store: Store, spec: str) -> str:
            f"  date: {info.get('date', '-')}   source: {info.get('source', '-')}"]
     if info.get("lore"):
         out.append(f"  lore: {info['lore']}")
+    if info.get("carried-from"):
+        # A carry is no posting: say so before anything is read as one.
+        out.append(f"  carried from: {info['carried-from']} (not a posting; its history is "
+                   "that one's; series.toml says what the carry changed)")
     trailers = info.get("trailers", {})
     for i, p in enumerate(s.patches, 1):
         out.append(f"  {i}/{len(s.patches)} {p.subject.title}")
