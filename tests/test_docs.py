@@ -31,7 +31,7 @@ def test_readme_is_short_and_opens_with_the_two_commands():
     assert len(text.splitlines()) <= MAX_README_LINES
     install, tests = _code_blocks(text)[:2]
     assert install.strip() == "scripts/install.sh && .venv/bin/napipatch check " \
-                              "series/threaded-busy-poll@v4"
+                              "series/threaded-busy-poll-6.12@v4 --tree ~/.cache/napipatch/linux-6.12"
     assert tests.strip() == "scripts/test"
     # .ci/run installs as the README says, then runs exactly its test command.
     ci = [ln for ln in (ROOT / ".ci" / "run").read_text().splitlines()
