@@ -86,6 +86,9 @@ SCHEMA = {
                 "related": {"type": "integer", "minimum": 0, "default": 6},
                 # never chosen for what the series changes: this target's kernel fails them
                 "ignore": {**_STRINGS, "default": []},
+                # selftest dirs whose `config` fragments the guest kernel merges
+                # (read from the trusted base; not for flavours): guestconfig.py
+                "config-dirs": {**_STRINGS, "default": []},
             },
         },
     },
@@ -125,6 +128,11 @@ class Target:
     selftest_ignore: tuple[str, ...] = ()  # never chosen for it (fail on this target's kernel)
     flavour: str = ""  # "" the plain build, else a [flavours.NAME] of target.toml
     flavours: tuple[str, ...] = ()  # the flavours target.toml declares
+    # [selftests] config-dirs: the selftest dirs whose `config` the guest merges
+    config_dirs: tuple[str, ...] = ()
+    # (source, text) of those fragments as merged (guestconfig.widen), before
+    # the target's own: what they ask for may be unmet, the target's may not
+    extra: tuple[tuple[str, str], ...] = ()
 
     @property
     def build_name(self) -> str:
@@ -154,6 +162,8 @@ class Target:
     @property
     def config_hash(self) -> str:
         h = hashlib.sha256(f"{self.arch}\0{self.base_config}\0".encode())
+        for source, text in self.extra:
+            h.update(f"{source}\0{text}\0".encode())
         h.update(self.fragment_text().encode())
         return h.hexdigest()[:16]
 
@@ -184,6 +194,7 @@ def load(name: str, flavour: str = "") -> Target:
         selftests=data["selftests"]["run"], selftest_max_timeout=data["selftests"]["max-timeout"],
         selftest_related=data["selftests"]["related"],
         selftest_ignore=tuple(data["selftests"]["ignore"]),
+        config_dirs=tuple(data["selftests"]["config-dirs"]),
         flavours=tuple(sorted(data["flavours"])))
     return _flavoured(t, data, shown, flavour) if flavour else t
 
@@ -195,6 +206,7 @@ def _flavoured(t: Target, data: dict, shown: str, flavour: str) -> Target:
                                                      f"(its flavours: {have})")
     f = data["flavours"][flavour]
     t.flavour = flavour
+    t.config_dirs = ()  # a flavour's kernel is the target's own fragments and its own
     t.fragments = t.fragments + [_file(t.dir, shown, ("flavours", flavour, "fragments", i), p)
                                  for i, p in enumerate(f["fragments"])]
     if f.get("description"):

@@ -20,11 +20,13 @@ from pathlib import Path
 
 from napipatch.jobs.boot import vng
 from napipatch.jobs.boot.result import BootResult
+from napipatch.jobs.build import guestconfig
 from napipatch.jobs.build.builder import Builder
 from napipatch.jobs.results import choose, netstate, selftests, splats
 from napipatch.jobs.results.selftests import CaseResult, Selftest
 from napipatch.jobs.results.splats import Splat
 from napipatch.jobs.targets import Target
+from napipatch.kernel import kconfig
 from napipatch.tree import gitutil
 
 
@@ -39,6 +41,10 @@ class GuestRun:
     chosen: choose.Choice | None = None  # which selftests ran and why
     splats: list[Splat] = field(default_factory=list)  # the tip's, one a (what ran, fingerprint)
     base_splats: set[str] | None = None  # fingerprints the base shows (None: not compared)
+    # options the merged selftest fragments asked for that the kernel lacks,
+    # and the chosen tests' dirs whose fragment it does not merge (guestconfig)
+    lacking: list[kconfig.Lacking] = field(default_factory=list)
+    unmerged: list[str] = field(default_factory=list)
 
     @property
     def leaks(self) -> dict[str, list[str]]:
@@ -76,7 +82,11 @@ def boot_tip(b: Builder, kernel: Path, commit: str, base: str | None,
     res = vng.boot(kernel, target, b.dirs.root, b.dirs.root.parent, ksrc, tests,
                    timeout=timeout, progress=progress)
     run = GuestRun(res, cases_of(res), missing, chosen=chosen,
-                   splats=splats.unique(splats.scan(res.console)))
+                   splats=splats.unique(splats.scan(res.console)),
+                   lacking=guestconfig.lacking(target, b.dirs.obj, b.dirs.src),
+                   unmerged=guestconfig.unmerged(target, b.repo, base or commit,
+                                                 [t.dir for t in tests]))
+    guestconfig.explain_skips(run.cases, run.lacking, run.unmerged)
     if run.splats:
         decode_splats(b, run.splats, base, cache, progress)
     failed = [c for c in run.cases if c.status == "not ok"]

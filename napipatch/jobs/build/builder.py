@@ -31,6 +31,7 @@ from typing import Callable
 from napipatch import fileio, procs
 from napipatch.errors import NapipatchError
 from napipatch.jobs.targets import Target
+from napipatch.kernel import kconfig
 from napipatch.tree import gitutil
 
 _QUIET = re.compile(r"^  ([A-Z][A-Z0-9_-]*(?: \[M\])?)\s+(\S+)\s*$")
@@ -217,9 +218,13 @@ class Builder:
             fileio.atomic_write(stamp, self.target.config_hash)
             return
         obj.mkdir(parents=True, exist_ok=True)
-        self.progress(f"configuring {self.target.name}: {self.target.base_config} + fragment")
+        extra = [src for src, _t in self.target.extra]
+        self.progress(f"configuring {self.target.name}: {self.target.base_config} + "
+                      + " + ".join(extra + ["fragment"]))
         self._run(self.make_cmd(self.target.base_config), log)
-        opts = self.target.options()
+        # the selftest dirs' fragments first, the target's last: the target's win
+        opts = {k: v for _s, text in self.target.extra for k, v in kconfig.parse(text).items()}
+        opts.update(self.target.options())
         lines = [ln for ln in cfg.read_text().splitlines()
                  if not any(ln.startswith(k + "=") or ln == f"# {k} is not set" for k in opts)]
         lines += [f"# {k} is not set" if v == "n" else f"{k}={v}" for k, v in opts.items()]

@@ -9,10 +9,11 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import ClassVar
 
-from napipatch.jobs import targets
+from napipatch.jobs.build import guestconfig
 from napipatch.jobs.build.builder import Builder, Step
-from napipatch.jobs.executor import JobResult
+from napipatch.jobs.executor import STEPS, JobKind, JobResult
 from napipatch.jobs.results.verdicts import step_findings
 from napipatch.report.findings import Finding, Severity
 
@@ -20,6 +21,10 @@ from napipatch.report.findings import Finding, Severity
 @dataclass
 class BuildJob:
     """Build the base, then each applied commit in order, for one target."""
+
+    kinds: ClassVar[tuple[JobKind, ...]] = (JobKind(
+        "build", 0, "builds the base and every applied patch, for each target",
+        per_target=True),)
 
     repo: Path
     target: str
@@ -31,7 +36,8 @@ class BuildJob:
 
     def run(self, progress) -> JobResult:
         t0 = time.monotonic()
-        target = targets.load(self.target)
+        # the base's selftest fragments merged (guestconfig): the boot reuses this build
+        target = guestconfig.load(self.target, self.repo, self.base)
         steps: list[Step] = []
         with Builder(self.repo, target, self.cache, jobs=self.jobs, progress=progress) as b:
             for i, commit in enumerate([self.base] + self.commits):
@@ -45,7 +51,7 @@ class BuildJob:
             f"{'base' if s.patch == 0 else f'patch {s.patch}':>9}  {s.commit[:12]}  "
             f"{'ok' if s.ok else 'FAILED':6} {s.seconds:7.1f} s  {s.rebuilt:5} compiled  "
             f"{len(s.new_warnings)} new warnings  log: {s.log}" for s in steps)
-        findings.append(Finding(check="build", severity=Severity.INFO, patch=0,
+        findings.append(Finding(check=STEPS, severity=Severity.INFO, patch=0,
                                 message=f"built {target.name}: base + {len(self.commits)} patch"
                                         f"{'es' if len(self.commits) != 1 else ''}, {status}",
                                 details=summary))

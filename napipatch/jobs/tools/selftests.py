@@ -27,12 +27,13 @@ import shutil
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import ClassVar
 
 from napipatch import procs
 from napipatch.errors import NapipatchError
 from napipatch.jobs.build.builder import checkout_worktree
 from napipatch.jobs.build.kept import KeptTree
-from napipatch.jobs.executor import JobResult
+from napipatch.jobs.executor import OUTPUT, OWN, JobKind, JobResult
 from napipatch.jobs.tools.lines import counted, new_lines, where
 from napipatch.jobs.tools.targets import SELFTESTS, Picked, pick
 from napipatch.jobs.warnings.configs import missing, missing_line
@@ -41,7 +42,6 @@ from napipatch.jobs.warnings.seriesresult import SeriesJob
 from napipatch.report.findings import Finding, Severity
 from napipatch.tree import gitutil
 
-CHECK = "build-tools"
 KIND = "build-tools"
 # What the selftests napipatch builds need (NIPA's builders have them).
 TOOLS = (("make", "make"), ("gcc", "gcc"), ("/usr/include/libmnl/libmnl.h", "libmnl-dev"),
@@ -87,7 +87,7 @@ class ToolsTree(KeptTree):
         self._headers(commit)
         gitutil.git(self.src, "clean", "-fdxq", "--", SELFTESTS + target, "tools/net/ynl")
         before = self._untracked()
-        self.progress(f"{CHECK}: make -C tools/testing/selftests TARGETS={target} at "
+        self.progress(f"{KIND}: make -C tools/testing/selftests TARGETS={target} at "
                       f"{commit[:12]}")
         t0 = time.monotonic()
         cc = "ccache gcc" if shutil.which("ccache") else "gcc"
@@ -114,7 +114,7 @@ class ToolsTree(KeptTree):
                                 check=False).returncode == 0:
             return
         self.hdr.mkdir(parents=True, exist_ok=True)
-        self.progress(f"{CHECK}: make headers at {commit[:12]}")
+        self.progress(f"{KIND}: make headers at {commit[:12]}")
         cp = procs.run(["make", "-C", str(self.src), f"O={self.hdr}", f"-j{self.jobs}",
                         "headers"], timeout=TIMEOUT, package="make", stderr="merge",
                        env=dict(os.environ, LC_ALL="C", LANG="C"))
@@ -126,6 +126,10 @@ class ToolsTree(KeptTree):
 
 @dataclass
 class ToolsJob(SeriesJob):
+    kinds: ClassVar[tuple[JobKind, ...]] = (JobKind(
+        KIND, 7, "the selftest targets a patch can change (make -C tools/testing/selftests), "
+                 "at its parent and at the patch", queue="build", warnings=True, opt_in=True),)
+
     kind: str = KIND
 
     def run(self, progress) -> JobResult:
@@ -140,7 +144,7 @@ class ToolsJob(SeriesJob):
         if any(pl[3].targets for pl in plans):
             gone = missing(TOOLS)
             if gone:
-                return could_not_run(CHECK, KIND, f"{CHECK} could not run: "
+                return could_not_run(OUTPUT, KIND, f"{KIND} could not run: "
                                      f"{missing_line(gone)}", self.kind)
         steps = []
         try:
@@ -152,7 +156,7 @@ class ToolsJob(SeriesJob):
                         st.after[t] = tt.build(c, t)
                     steps.append(st)
         except NapipatchError as exc:
-            return could_not_run(CHECK, KIND, f"{CHECK} could not run: {exc}", self.kind)
+            return could_not_run(OUTPUT, KIND, f"{KIND} could not run: {exc}", self.kind)
         return result(steps, len(self.commits), round(time.monotonic() - t0, 1))
 
 
@@ -179,17 +183,17 @@ def step_findings(st: PatchStep) -> list[Finding]:
     new_files = {t: sorted(set(st.after[t].untracked) - set(st.before[t].untracked))
                  for t in st.after}
     grew = n_after > n_before or any(new_files.values())
-    nipa = {"build_tools": "fail" if grew else "success"}
+    nipa = {OWN: "fail" if grew else "success"}
     out: list[Finding] = []
     for t, after in st.after.items():
         for ln in new_lines(st.before[t].lines, after.lines):
             w = where(ln, SELFTESTS + t)
             sev = Severity.ERROR if "error" in ln.lower() else Severity.WARNING
-            out.append(Finding(check=CHECK, severity=sev, patch=st.patch, file=w.file,
+            out.append(Finding(check=OUTPUT, severity=sev, patch=st.patch, file=w.file,
                                line=w.line, message=f"selftests {t}: {ln}", nipa=nipa,
                                hint=f"make -C tools/testing/selftests TARGETS={t}"))
         for f in new_files[t]:
-            out.append(Finding(check=CHECK, severity=Severity.ERROR, patch=st.patch, file=f,
+            out.append(Finding(check=OUTPUT, severity=Severity.ERROR, patch=st.patch, file=f,
                                message=f"{f} is left untracked by the {t} selftests build: "
                                        "add it to .gitignore", nipa=nipa,
                                hint=f"list it in {SELFTESTS}{t}/.gitignore"))
@@ -202,22 +206,22 @@ def _said(st: PatchStep, n_before: int, n_after: int) -> list[Finding]:
     pk, out = st.picked, []
     if pk.targets:
         built = ", ".join(f"{t} (for {pk.why[t]})" for t in pk.targets)
-        out.append(Finding(check=CHECK, severity=Severity.INFO, patch=st.patch,
+        out.append(Finding(check=OUTPUT, severity=Severity.INFO, patch=st.patch,
                            message=f"selftests built at the parent and the patch: {built}; "
                                    f"warning/error lines {n_before} -> {n_after}"))
     else:
-        out.append(Finding(check=CHECK, severity=Severity.INFO, patch=st.patch,
+        out.append(Finding(check=OUTPUT, severity=Severity.INFO, patch=st.patch,
                            message="no selftest target sees this patch's include/ or tools/ "
                                    "changes (no uapi header a selftest includes)"))
     if pk.skipped:
-        out.append(Finding(check=CHECK, severity=Severity.INFO, patch=st.patch,
+        out.append(Finding(check=OUTPUT, severity=Severity.INFO, patch=st.patch,
                            message=f"not built, as NIPA skips them (SKIP_TARGETS): "
                                    f"{', '.join(pk.skipped)}"))
     left = pk.dropped + pk.unseen
     if left:
-        out.append(Finding(check=CHECK, severity=Severity.INFO, patch=st.patch,
+        out.append(Finding(check=OUTPUT, severity=Severity.INFO, patch=st.patch,
                            message=f"not built here: {', '.join(left[:4])}"
                                    f"{' and more' if len(left) > 4 else ''} "
                                    f"(bounded to {len(pk.targets)} targets)",
-                           nipa={"build_tools": "unknown"}))
+                           nipa={OWN: "unknown"}))
     return out
