@@ -970,3 +970,58 @@ def test_a_vN_minus_1_with_a_broken_date_is_a_reason_in_the_bot(cli, tmp_path, i
     assert "[repost-wait]" not in body
     assert "[new-thread]" in body and "[version-link]" in body and "[review-tags]" in body
     assert re.search(r"total: 0 errors, \d+ warnings, 1 info", body), body
+
+
+AI_AGENT = """\
+import sys
+from pathlib import Path
+assert "+int a = 1;" in sys.stdin.read()
+Path("review-inline.txt").write_text("> +int a = 1;\\n\\nWhy one? The zero default was on purpose.\\n")
+"""
+
+
+@pytest.mark.parametrize("mode", ["count", "reply"])
+def test_ai_review_is_counted_not_quoted_unless_asked(cli, tmp_path, inbox, mode):
+    """The bot runs the agent its tree's config names; its reply on the list
+    counts the AI's comments and says where, without a word of theirs,
+    unless ``bot.ai_review = "reply"`` (netdev keeps AI text for a human)."""
+    tree = tmp_path / "tree"
+    base = small_upstream(tree, {"a.c": "int a;\n"})
+    (tmp_path / "agent.py").write_text(AI_AGENT)
+    git(tree, "config", "napipatch.ai-review-command", f"{sys.executable} {tmp_path / 'agent.py'}")
+    patch = one_patch_on(tree, base)
+    cfg = write_config(tmp_path, str(inbox.dir), tree=tree, dry_run=True, policy="always")
+    text = cfg.read_text().replace('skip = ["checkpatch", "callsites", "ynl"]',
+                                   'only = ["subject", "ai-review"]')
+    cfg.write_text(text.replace("[bot]\n", f'[bot]\nai_review = "{mode}"\n'))
+    inbox.deliver(patch)
+    once(cli, cfg)
+    [mail] = (tmp_path / "out").glob("*.eml")
+    body = parsed(mail.read_bytes()).get_content()
+    assert "ai-review (warn), subject (pass)" in body
+    if mode == "count":
+        assert "warning: [ai-review] AI review: 1 comment (at a.c:1): not quoted on the list" \
+            in body
+        assert "zero default" not in body and "Why one?" not in body
+    else:
+        assert "a.c:1: warning: [ai-review] AI review: Why one? The zero default was on purpose." \
+            in body
+
+
+def test_the_bot_replies_with_the_review_comments_vN_left_open(cli, tmp_path, inbox, smtp):
+    """v1's thread from the archive: Joe asked for ETH_MAX_MTU, the author
+    promised it; a v2 still with 65535 gets the comment back, with the
+    promise and the link, in the bot's reply."""
+    v2 = (Path(__file__).parent / "fixtures" / "checks" / "review-followup" / "bad.mbox")
+    inbox.deliver(*mbox_messages(HIST_V1), *mails(v2.read_text()))
+    cfg = write_config(tmp_path, str(inbox.dir), smtp.port, policy="always")
+    cfg.write_text(cfg.read_text().replace('skip = ["checkpatch", "callsites", "ynl"]',
+                                           'only = ["review-followup"]'))
+    cp = once(cli, cfg)
+    assert "Traceback" not in cp.stderr
+    body = replies_by_thread(smtp)["v2-cover@example.org"]
+    assert ('[review-followup] Joe Reviewer <joe@example.org> on v1 1/2: "Please use '
+            'ETH_MAX_MTU here." left open: unchanged though the author promised: "Will do in '
+            'v2."') in " ".join(body.split()), body
+    assert "r2@example.org/" in body
+    assert "Please answer each comment" in " ".join(body.split())

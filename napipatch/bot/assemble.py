@@ -2,9 +2,10 @@
 
 A message becomes a record (what the bot keeps of it): patch mails
 (``[PATCH ...]`` / ``[RFC ...]``, not ``Re:``) keep their raw bytes, and so
-do replies that give a ``Reviewed-by``/``Acked-by``/``Tested-by`` (the
-next version's history, ``napipatch.bot.history``); other replies and mail
-keep only their headers, so the bot can recognise its own replies when the
+do the replies to them (``Re: [PATCH ...]``: their review comments and
+trailers are the next version's history, ``napipatch.bot.history``) and
+replies that give a ``Reviewed-by``/``Acked-by``/``Tested-by``; other mail
+keeps only its headers, so the bot can recognise its own replies when the
 list sends them back, and the list's "net-next is OPEN/CLOSED"
 announcements by their subject and date. Mail the parser refuses is a record
 of kind ``bad`` with the reason.
@@ -41,8 +42,8 @@ from napipatch.mails.subject import parse_subject
 # for the replies and discussion that make up most of a list's traffic.
 # Patch mails are then parsed in full by napipatch.mails.mail.parse_message.
 _HDR_PARSER = email.parser.BytesHeaderParser(policy=email.policy.compat32)
-# A reply that gives a review trailer keeps its raw bytes (other replies
-# only their headers); any charset, so bytes.
+# A reply to a patch, or one that gives a review trailer, keeps its raw
+# bytes (other mail only its headers); any charset, so bytes.
 _REVIEW_LINE = re.compile(rb"(?im)^[ \t]*(?:reviewed|acked|tested)-by:")
 
 
@@ -80,9 +81,10 @@ def record(raw: bytes, inbox: str, epoch: int, oid: str) -> dict:
     subj = parse_subject(subject)
     if not subj.is_patch or subj.is_reply:
         rec["kind"] = "other"
-        if subj.is_reply and _REVIEW_LINE.search(raw):
-            # A review reply: its trailers are the previous version's
-            # history when the next version comes (napipatch.bot.history).
+        if subj.is_reply and (subj.is_patch or _REVIEW_LINE.search(raw)):
+            # A review reply: its comments and trailers are the previous
+            # version's history when the next version comes
+            # (napipatch.bot.history; review-followup reads the comments).
             rec["raw"] = raw
         return rec
     try:

@@ -7,14 +7,16 @@ error is one line naming the file and the key.
 
 from __future__ import annotations
 
+import datetime
 import email.utils
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from napipatch import tomlconf
-from napipatch.checks import OPT_IN_JOBS
+from napipatch.bot.memory import KnownFailure
 from napipatch.engine.registry import discover
 from napipatch.jobs import targets as targetdata
+from napipatch.jobs.kinds import kind
 
 POLICIES = ("problems", "always")
 
@@ -44,6 +46,7 @@ class BotConfig:
     jobs: bool
     targets: list[str]  # empty: every target
     warnings: list[str]  # `test warnings` checks and kunit, run with jobs (build-w1, sparse, ...)
+    ai_review: str  # "count": the reply counts the AI's comments; "reply": it quotes them
     tree_path: Path | None
     branches: dict[str, str]
     remote: str
@@ -62,6 +65,9 @@ class BotConfig:
     smtp_timeout: float
     only: list[str] | None
     skip: list[str] | None
+    url: str = ""  # where `bot serve` is reached: the reply links to the series' page
+    flaky_window: int = 10  # runs of other series the memory looks back (bot.memory)
+    known_failures: list[KnownFailure] = field(default_factory=list)
 
     @property
     def db_path(self) -> Path:
@@ -110,7 +116,23 @@ SCHEMA = {
                        "incomplete_after": {**_SECONDS, "default": 900},
                        "jobs": {"type": "boolean", "default": False},
                        "targets": {**_LIST, "default": []},  # empty: every target
-                       "warnings": {**_LIST, "default": []}}),  # none by default
+                       "warnings": {**_LIST, "default": []},  # none by default
+                       # netdev keeps AI text for a human to confirm: by default a
+                       # reply counts the ai-review comments and quotes none.
+                       "ai_review": {"enum": ["count", "reply"], "default": "count"},
+                       "url": {"type": "string", "pattern": r"^(https?://\S+)?$", "default": "",
+                               "x-error": "an http(s) URL (where `bot serve` is reached)"},
+                       "flaky_window": {"type": "integer", "minimum": 1, "default": 10}}),
+        # Tests that fail for a known reason, not the series': an info until the date.
+        "known_failure": {"type": "array", "default": [], "items": {
+            "type": "object", "additionalProperties": False,
+            "required": ["test", "reason", "until"],
+            "properties": {
+                "test": {"type": "string", "minLength": 1},
+                "reason": {"type": "string", "pattern": r"\S",
+                           "x-error": "the reason the test fails (shown in the report)"},
+                "until": {"type": "string", "pattern": r"^\d{4}-\d{2}-\d{2}$",
+                          "x-error": "a date, \"YYYY-MM-DD\" (quoted): the last day it holds"}}}},
         "tree": _table({"path": {"type": "string"},
                         "branches": {"type": "object", "default": {},
                                      "additionalProperties": {"type": "string"}},
@@ -221,6 +243,7 @@ def _build(path: Path, base: Path, data: dict, inboxes: list[Inbox]) -> BotConfi
         jobs=data["bot"]["jobs"],
         targets=_strings(data["bot"]["targets"]),
         warnings=_strings(data["bot"]["warnings"]),
+        ai_review=data["bot"]["ai_review"],
         tree_path=_under(base, tree["path"]) if tree.get("path") else None,
         branches=tree["branches"],
         remote=tree["remote"],
@@ -239,9 +262,21 @@ def _build(path: Path, base: Path, data: dict, inboxes: list[Inbox]) -> BotConfi
         smtp_timeout=float(smtp["timeout"]),
         only=_strings(checks["only"]) or None,
         skip=_strings(checks["skip"]) or None,
+        url=data["bot"]["url"].rstrip("/"),
+        flaky_window=data["bot"]["flaky_window"],
+        known_failures=[_known(path, i, k) for i, k in enumerate(data["known_failure"])],
     )
+
+
+def _known(path: Path, i: int, k: dict) -> KnownFailure:
+    try:
+        until = datetime.date.fromisoformat(k["until"])
+    except ValueError:
+        raise tomlconf.error(path, ("known_failure", i, "until"),
+                             f"{k['until']!r} is no date") from None
+    return KnownFailure(k["test"], k["reason"].strip(), until)
 
 
 def warning_checks() -> list[str]:
     """The ids ``bot.warnings`` takes: the checks of `napipatch test warnings`, and kunit."""
-    return [c.id for c in discover().values() if c.job in OPT_IN_JOBS]
+    return [c.id for c in discover().values() if c.job and kind(c.job).opt_in]

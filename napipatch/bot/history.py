@@ -26,6 +26,7 @@ from napipatch.bot.state import State
 from napipatch.errors import NapipatchError
 from napipatch.mails import netnext
 from napipatch.mails.mail import parse_message
+from napipatch.mails.replies import MAX_REPLIES
 from napipatch.mails.revisions import change_id
 from napipatch.mails.series import Series
 from napipatch.store import b4api
@@ -44,7 +45,7 @@ def attach(cfg: BotConfig, state: State, row, series: Series) -> Series:
     return series
 
 
-def _link(cfg: BotConfig, inbox: str, msgid: str) -> str:
+def link(cfg: BotConfig, inbox: str, msgid: str) -> str:
     ib = next((i for i in cfg.inboxes if i.name == inbox), None)
     return f"{ib.url}/{msgid}/" if ib and ib.url else LORE_LINK.format(msgid=msgid)
 
@@ -103,11 +104,15 @@ def _record(cfg: BotConfig, state: State, prev, how: str) -> dict:
         "cover-message-id": cover or "",
         "message-ids": [p.msgid for p in s.patches if p.msgid],
         "thread-ids": sorted({*ids, *(r["msgid"] for r in replies)}),
-        "lore": _link(cfg, prev["inbox"], cover or s.patches[0].msgid),
+        "lore": link(cfg, prev["inbox"], cover or s.patches[0].msgid),
     })
-    raws = [bytes(m["raw"]) for m in members] + _readable(replies)
+    said = _readable(replies)
+    raws = [bytes(m["raw"]) for m in members] + said
     if len(raws) > len(members):
         s.extra["review"] = b4api.collect(raws, s.version).given
+    # The replies whole, as series import keeps them: review-followup reads them.
+    s.extra["reply-mails"] = [parse_message(r, "archive") for r in said[:MAX_REPLIES]]
+    s.extra["reply-link"] = link(cfg, prev["inbox"], "{msgid}")  # the archive's URLs
     return record_of(s, prev["title"] or s.title, how)
 
 
@@ -133,5 +138,5 @@ def newest_announcement(cfg: BotConfig, state: State) -> dict | None:
     """The newest "net-next is OPEN/CLOSED" mail the bot has read."""
     found = [a for r in state.net_next_mails()
              if (a := netnext.announcement(r["subject"] or "", r["date"] or "", r["msgid"],
-                                           _link(cfg, r["inbox"], r["msgid"])))]
+                                           link(cfg, r["inbox"], r["msgid"])))]
     return netnext.newest(found)

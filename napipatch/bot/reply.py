@@ -96,10 +96,29 @@ def _patches(series: Series, findings: list[dict]) -> list[dict]:
     return out
 
 
+def ai_counted(findings: list[dict]) -> list[dict]:
+    """``findings`` with the ai-review comments of each patch made one
+    finding that counts them and says where they are, quoting none of the
+    AI's words (``bot.ai_review = "count"``)."""
+    ai = [f for f in findings if f["check"] == "ai-review" and f["severity"] != "info"]
+    out = [f for f in findings if f not in ai]
+    for n in dict.fromkeys(f["patch"] for f in ai):
+        mine = [f for f in ai if f["patch"] == n]
+        at = [f"{f['file']}:{f['line']}" for f in mine if f["file"] and f["line"]]
+        out.append(dict(mine[0], file=None, line=None, details="", message=(
+            f"AI review: {len(mine)} comment{'s' * (len(mine) != 1)}"
+            + (f" (at {', '.join(at[:5])}{', ...' if len(at) > 5 else ''})" if at else "")
+            + ": not quoted on the list; the author's own agent shows them"),
+            hint="napipatch check with napipatch.ai-review-command set (docs/ai-review.md)"))
+    return out
+
+
 def report_body(cfg: BotConfig, s, prev, series: Series, report: Report,
                 choice: TreeChoice) -> str:
     """The report on series row ``s`` (``prev``: the row of its previous version)."""
     data = to_data(report)
+    if cfg.ai_review == "count":
+        data["findings"] = ai_counted(data["findings"])
     plain, groups = grouped(data)
     inbox = next((i for i in cfg.inboxes if i.name == s["inbox"]), None)
     url = f"{inbox.url}/{s['head_msgid']}/" if inbox and inbox.url else ""
@@ -120,7 +139,7 @@ def report_body(cfg: BotConfig, s, prev, series: Series, report: Report,
                   groups=[dict(g, patches=_patches(series, g["findings"]),
                                letters=letters(g["findings"]))
                           for g in groups if any(f["severity"] != "info" for f in g["findings"])],
-                  see=MAINTAINER_NETDEV,
+                  see=MAINTAINER_NETDEV, page=f"{cfg.url}/series/{s['id']}" if cfg.url else "",
                   thread=thread, reproduce=reproduce(series, report, thread or s["head_msgid"]))
 
 

@@ -32,11 +32,12 @@ import time
 from dataclasses import dataclass, field
 
 from napipatch import config as configmod
-from napipatch.bot import history, outbox, reply, status, trees
+from napipatch.bot import artefacts, history, outbox, reply, status, trees
 from napipatch.bot.assemble import Group, group, row_dict, slots, to_series
 from napipatch.bot.config import BotConfig
 from napipatch.bot.faults import crash_point
 from napipatch.bot.ingest import ingest
+from napipatch.bot.memory import Memory
 from napipatch.bot.state import State
 from napipatch.engine.registry import discover
 from napipatch.errors import NapipatchError
@@ -69,6 +70,9 @@ class Bot:
         self.cfg = cfg
         cfg.state_dir.mkdir(parents=True, exist_ok=True)
         self.state = State(cfg.db_path)
+        self.state.save_memory_settings(cfg.flaky_window, [
+            {"test": k.test, "reason": k.reason, "until": k.until.isoformat()}
+            for k in cfg.known_failures])
         self.stop = threading.Event()
         self._lock_fd: int | None = None
 
@@ -185,7 +189,7 @@ class Bot:
         that could not happen, the series' state saying why."""
         try:
             choice = trees.choose(self.cfg, series)
-            report = self._check_on(series, choice)
+            report = self._check_on(sid, series, choice)
         except NapipatchError as exc:
             log.error("series #%d: checks could not run, will retry: %s", sid, exc)
             self.state.set_series_state(sid, "queued", note=f"checks could not run: {exc}")
@@ -199,7 +203,7 @@ class Bot:
                  series.title, report.errors, report.warnings, report.completion_line())
         return report, choice
 
-    def _check_on(self, series: Series, choice: trees.TreeChoice) -> Report:
+    def _check_on(self, sid: int, series: Series, choice: trees.TreeChoice) -> Report:
         """The one pipeline on the chosen tree: apply once, the configured
         checks ("behind" measured against the branch), then with bot.jobs the
         builds, boots and bot.warnings' build tests."""
@@ -213,7 +217,9 @@ class Bot:
         # The bot's own choice, so not --only: a job check it wants that
         # cannot run here (no host for remote) is skipped, as the reply says.
         chosen = (lambda c: c.id in self.cfg.only) if self.cfg.only else (lambda c: not c.is_job)
-        plan = JobPlan(targets=self.cfg.targets or None)
+        memory = Memory(self.state, self.cfg.flaky_window, self.cfg.known_failures, sid,
+                        self.cfg.url)
+        plan = JobPlan(targets=self.cfg.targets or None, memory=memory)
         return run(series, engine_cfg, choice.repo, base=choice.base,
                    skip=self.cfg.skip, default=lambda c: chosen(c) or c.id in wanted,
                    plan=plan, branch=choice.branch, progress=lambda msg: log.info("%s", msg))
@@ -222,6 +228,9 @@ class Bot:
                 res: PassResult) -> None:
         """Queue the report under the reply policy; a series that gets none is clean."""
         extra = dict(errors=report.errors, warnings=report.warnings, base=report.base or "")
+        # the web pages' data, with the job logs from the tree's napipatch cache
+        artefacts.keep(self.cfg.state_dir, self.state, s["id"], report,
+                       configmod.load(choice.repo).cache if self.cfg.jobs and choice.repo else None)
         # wants_reply is true for every incomplete run: only a clean one goes unanswered.
         if report.clean and not reply.wants_reply(self.cfg.policy, report):
             self.state.set_series_state(s["id"], "reported", note="clean: no reply (policy)",

@@ -9,6 +9,12 @@ Tables:
     replies    every reply the bot decided to send, with its fixed
                Message-ID and bytes: queued -> sending -> sent
                (or ratelimited / failed)
+    settings   what a copy of the state needs of the bot's config (its memory's)
+    reports    each checked series' report (``report.render.to_data``)
+               and the names of its kept check outputs (``bot.artefacts``):
+               what the web pages show
+    results    every selftest/KUnit case result, per base, target and
+               series: the memory of flaky and known failures (``bot.memory``)
 
 Every state change is one transaction, so a kill -9 leaves either the
 old or the new state, never half of it. The archive position moves in the
@@ -28,6 +34,7 @@ import sqlite3
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING
+from urllib.parse import quote
 
 if TYPE_CHECKING:
     from napipatch.bot.assemble import Group
@@ -60,6 +67,14 @@ CREATE TABLE IF NOT EXISTS replies(
     state TEXT NOT NULL, created REAL NOT NULL, sent_at REAL, attempts INTEGER DEFAULT 0,
     last_error TEXT DEFAULT '', dry_run INTEGER DEFAULT 0,
     UNIQUE(series_id, kind));
+CREATE TABLE IF NOT EXISTS reports(
+    series_id INTEGER PRIMARY KEY, data TEXT NOT NULL, logs TEXT NOT NULL, created REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS results(
+    id INTEGER PRIMARY KEY, test TEXT NOT NULL, base TEXT NOT NULL, target TEXT NOT NULL,
+    series_id INTEGER, result TEXT NOT NULL, at REAL NOT NULL);
+CREATE INDEX IF NOT EXISTS results_test ON results(test, base, target, id);
+CREATE TABLE IF NOT EXISTS settings(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS series_newest ON series(first_seen);
 """
 
 OPEN_STATES = ("waiting", "incomplete")
@@ -73,6 +88,16 @@ class State:
         self.db.execute("PRAGMA journal_mode=WAL")
         self.db.execute("PRAGMA synchronous=FULL")
         self.db.executescript(SCHEMA)
+
+    @classmethod
+    def readonly(cls, path: Path) -> State:
+        """The state opened for reading only (``bot serve``): no schema
+        change, no write, whatever a caller asks."""
+        self = cls.__new__(cls)
+        self.db = sqlite3.connect(f"file:{quote(str(path))}?mode=ro", uri=True, timeout=30,
+                                  check_same_thread=False)
+        self.db.row_factory = sqlite3.Row
+        return self
 
     def close(self) -> None:
         self.db.close()
@@ -306,6 +331,74 @@ class State:
 
     def replies_of(self, sid: int) -> list[sqlite3.Row]:
         return self.q("SELECT * FROM replies WHERE series_id=? ORDER BY id", sid)
+
+    # ------------------------------------------------------------ pages
+    def save_report(self, sid: int, data: dict, logs: list[str]) -> None:
+        self.db.execute("INSERT INTO reports(series_id, data, logs, created) VALUES(?,?,?,?) "
+                        "ON CONFLICT(series_id) DO UPDATE SET data=excluded.data, "
+                        "logs=excluded.logs, created=excluded.created",
+                        (sid, json.dumps(data), json.dumps(logs), time.time()))
+
+    def report_of(self, sid: int) -> tuple[dict, list[str]] | None:
+        """A series' stored report data and its kept outputs' names (None: none)."""
+        r = self.one("SELECT data, logs FROM reports WHERE series_id=?", sid)
+        return (json.loads(r["data"]), json.loads(r["logs"])) if r else None
+
+    def newest_series(self, limit: int, offset: int = 0) -> list[sqlite3.Row]:
+        return self.q("SELECT * FROM series ORDER BY first_seen DESC, id DESC LIMIT ? OFFSET ?",
+                      limit, offset)
+
+    def replies_for_series(self, ids: list[int]) -> dict[int, list[sqlite3.Row]]:
+        """The replies of each of ``ids`` (one query for a page of series)."""
+        out: dict[int, list[sqlite3.Row]] = {}
+        marks = ",".join("?" * len(ids))
+        for r in self.q(f"SELECT id, series_id, kind, state FROM replies "
+                        f"WHERE series_id IN ({marks}) ORDER BY id", *ids) if ids else []:
+            out.setdefault(r["series_id"], []).append(r)
+        return out
+
+    def series_count(self) -> int:
+        return self.one("SELECT count(*) AS n FROM series")["n"]
+
+    def next_version(self, sid: int) -> sqlite3.Row | None:
+        return self.one("SELECT * FROM series WHERE prev_id=? ORDER BY id LIMIT 1", sid)
+
+    # ------------------------------------------------------------ memory
+    def add_results(self, rows: list[tuple[str, str, str, int | None, str]]) -> None:
+        """(test, base, target, series id, result) rows, one transaction. A
+        series checked again (the bot died while checking it) replaces its
+        own earlier results, so the memory counts each series once."""
+        now = time.time()
+        with self.tx() as db:
+            db.executemany("DELETE FROM results WHERE test=? AND target=? AND series_id=?",
+                           [(r[0], r[2], r[3]) for r in rows if r[3] is not None])
+            db.executemany("INSERT INTO results(test, base, target, series_id, result, at) "
+                           "VALUES(?,?,?,?,?,?)", [(*r, now) for r in rows])
+
+    def recent_results(self, test: str, base: str, target: str, limit: int,
+                       other_than: int | None = None) -> list[sqlite3.Row]:
+        """The last ``limit`` results of ``test`` on ``base`` and ``target``,
+        newest first, of series other than ``other_than``."""
+        return self.q("SELECT * FROM results WHERE test=? AND base=? AND target=? "
+                      "AND coalesce(series_id, -1) != coalesce(?, -2) "
+                      "ORDER BY id DESC LIMIT ?", test, base, target, other_than, limit)
+
+    def save_memory_settings(self, window: int, known: list[dict]) -> None:
+        """bot.flaky_window and the [[known_failure]] entries the bot runs
+        with, so a copy of the state judges as the bot does."""
+        with self.tx() as db:
+            db.execute("INSERT OR REPLACE INTO settings(key, value) VALUES('memory', ?)",
+                       (json.dumps({"window": window, "known": known}),))
+
+    def memory_settings(self) -> tuple[int, list[dict]]:
+        r = self.one("SELECT value FROM settings WHERE key='memory'")
+        got = json.loads(r["value"]) if r else {}
+        return got.get("window", 10), got.get("known", [])
+
+    def tested(self) -> list[sqlite3.Row]:
+        """Every (test, base, target) the memory has results for."""
+        return self.q("SELECT test, base, target, count(*) AS n FROM results "
+                      "GROUP BY test, base, target ORDER BY test, base, target")
 
     # ------------------------------------------------------------ status
     def positions(self) -> list[sqlite3.Row]:

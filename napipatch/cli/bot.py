@@ -1,4 +1,5 @@
-"""``napipatch bot run|once|status``: the CI bot that follows lore and replies.
+"""``napipatch bot run|once|status|serve``: the CI bot that follows lore and
+replies, and its web pages.
 
 Thin: load the TOML config, hand it to napipatch.bot.runner, print.
 """
@@ -80,3 +81,16 @@ def bot_status(config: Path = _CONFIG):
     finally:
         bot.close()
 
+
+
+@bot_app.command("serve")
+def bot_serve(config: Path = _CONFIG,
+              listen: str = typer.Option("127.0.0.1:8080", "--listen",
+                                         help="HOST:PORT to serve the pages on."),
+              verbose: bool = typer.Option(False, "--verbose", "-v", help="Log every request.")):
+    """Serve the bot's state as read-only web pages: the series, each
+    series' NIPA forecast, findings and check outputs, and the tests."""
+    cfg = botconfig.load(config)
+    from napipatch.bot.web.app import serve  # the web stack, only for this command
+
+    serve(cfg, listen, verbose)
