@@ -21,6 +21,7 @@ def test_import_v4_gives_cover_and_four_patches(cli):
         "0002-net-Create-separate-gro_flush-helper-function.patch",
         "0003-Extend-napi-threaded-polling-to-allow-kthread-based.patch",
         "0004-selftests-Add-napi-threaded-busy-poll-test-in-busy_p.patch",
+        "replies.mbox",  # the 17 replies, whole: review-followup reads them
     ]
     p3 = (cli.store / "tbp" / "v4" / files[3]).read_text()
     assert "Subject: [PATCH net-next v4 3/4] Extend napi threaded polling to allow kthread based busy polling\n" in p3

@@ -1,4 +1,4 @@
-"""``napipatch series import|export|list|show|diff|apply``: the series store."""
+"""``napipatch series import|export|list|show|changelog|diff|apply``: the series store."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from napipatch.bench.cover import results as bench_results
 from napipatch.cli.common import REPO_ALIAS, load_config, one_tree, read_text, store, tree_of
 from napipatch.errors import NapipatchError, printable
 from napipatch.store.exporting import export_series
+from napipatch.store.followups import changelog, show_replies
 from napipatch.store.importing import import_series
 from napipatch.store.showing import range_diff, show
 from napipatch.tree.apply import apply_in_worktree
@@ -105,9 +106,17 @@ def series_list():
 
 
 @series_app.command("show")
-def series_show(spec: str = typer.Argument(..., help="NAME or NAME@vN")):
+def series_show(spec: str = typer.Argument(..., help="NAME or NAME@vN"),
+                with_replies: bool = typer.Option(False, "--replies", help="The thread's replies kept with this version, and the previous version's review comments with what this one did with them.")):
     """Patches, base, per-patch diffstat and trailers of one version."""
-    typer.echo(show(store(load_config()), spec), nl=False)
+    st = store(load_config())
+    typer.echo(show_replies(st, spec) if with_replies else show(st, spec), nl=False)
+
+
+@series_app.command("changelog")
+def series_changelog(spec: str = typer.Argument(..., help="NAME@vN")):
+    """Draft vN's changelog: a line per review comment of vN-1 (changed, or TODO), with the reviewer and the lore link."""
+    typer.echo(changelog(store(load_config()), spec), nl=False)
 
 
 @series_app.command("diff")

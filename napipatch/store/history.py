@@ -23,7 +23,10 @@ check's process):
   its posting time is unknown, in words;
 - ``patches``: for each, ``n``, ``subject``, ``patch-id`` and ``trailers``
   (``{"trailer", "by", "in"}``: each review trailer given on it, in the
-  patch itself or in a reply, and who gave it).
+  patch itself or in a reply, and who gave it);
+- ``review-comments``: the review comments of its thread and the author's
+  answers (``mails.comments.gather``: ``author``, ``comments``,
+  ``skipped``), or ``{"unknown": why}`` when its replies are not known.
 
 No previous version: ``{"previous": None, "why": ...}``; a bad record is
 a reason in words, never an exception.
@@ -34,9 +37,10 @@ from __future__ import annotations
 import re
 
 from napipatch.errors import NapipatchError
+from napipatch.mails import comments, replies
 from napipatch.mails.revisions import change_id, iso, parse_date, review_trailers
 from napipatch.mails.series import Series, valid_name
-from napipatch.store.store import LORE_LINK, Store
+from napipatch.store.store import LORE_LINK, REPLIES, Store
 from napipatch.tree.gitutil import patch_id
 
 
@@ -114,7 +118,11 @@ def _change_id(store: Store, name: str, version: int, info: dict) -> str | None:
 
 
 def _record(store: Store, name: str, version: int, how: str) -> dict:
-    return record_of(store.load(f"{name}@v{version}"), name, how)
+    s = store.load(f"{name}@v{version}")
+    data = store.replies(name, version)
+    if data is not None:
+        s.extra["reply-mails"] = replies.unpack(data, f"{name}@v{version}/{REPLIES}", [])
+    return record_of(s, name, how)
 
 
 def record_of(s: Series, name: str, how: str) -> dict:
@@ -134,7 +142,19 @@ def record_of(s: Series, name: str, how: str) -> dict:
     out["thread-ids"] = sorted({i for i in ids if i})
     out.update(_posted(s))
     out["patches"] = _patches(s, info)
+    out["review-comments"] = _comments(s)
     return out
+
+
+def _comments(s: Series) -> dict:
+    """The review comments of the version's thread and the author's answers
+    (``mails.comments``), or ``{"unknown": why}`` when its replies were not kept."""
+    if not s.patches:
+        return {"unknown": f"v{s.version} is stored without its patches (cover letter only)"}
+    if s.extra.get("reply-mails") is None:
+        return {"unknown": f"v{s.version}'s thread replies are not in the store (imported "
+                           "without replies, or before napipatch kept them)"}
+    return comments.gather(s, s.extra["reply-mails"], s.extra.get("reply-link", LORE_LINK))
 
 
 def _posted(s: Series) -> dict:

@@ -8,6 +8,7 @@ from pathlib import Path
 from napipatch.errors import NapipatchError
 from napipatch.mails import mail as mailmod
 from napipatch.mails import mbox, netnext
+from napipatch.mails.replies import pack
 from napipatch.mails.revisions import parse_date
 from napipatch.mails.series import (
     Series,
@@ -130,7 +131,11 @@ def import_series(store: Store, source: str, name: str | None, lore_url: str,
     # Every mail of the thread, replies too: a later version posted as a
     # reply to any of them is threaded under this one.
     thread = [m.msgid for m in mails if m.msgid] if replies else []
+    # The replies whole (review-followup reads what reviewers wrote), as
+    # they came. Without any (patches only, a cover-only import) none is
+    # kept: the thread is not known, which the check says.
+    kept = None if cover_only or not replies else pack([m.raw for m in replies], source)
     store.add_version(series, trailers=trailers, source=origin, force=force,
-                      cover_only=cover_only, given=given, thread=thread)
+                      cover_only=cover_only, given=given, thread=thread, replies=kept)
     return series
 

@@ -86,8 +86,13 @@ def from_range(tree: Path, revrange: str, base: str | None = None,
         # One commit gets no cover letter: base-commit then ends the patch.
         cover = ["--cover-letter"] if count > 1 else []
         prefix = [f"--subject-prefix={subject_prefix}"] if subject_prefix else []
+        # The cover letter is dated "now" by default: every run then had
+        # other mails, so another result-cache key, and never reused a
+        # result. Its date is the tip's commit date instead.
+        tip = revrange.split("..")[-1] or "HEAD"
+        when = gitutil.out(repo, "log", "-1", "--format=%cI", "--end-of-options", tip)
         gitutil.git(repo, "format-patch", "-q", *cover, *prefix, f"--base={start}", "-o", td,
-                    revrange)
+                    revrange, env={"GIT_COMMITTER_DATE": when})
         files = sorted(Path(td).iterdir())
         mails = []
         for f in files:

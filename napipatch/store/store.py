@@ -28,6 +28,7 @@ import tomli_w
 from napipatch import fileio
 from napipatch.errors import NapipatchError
 from napipatch.mails import mbox
+from napipatch.mails.replies import MAX_BYTES as MAX_REPLY_BYTES
 from napipatch.mails.revisions import change_id
 from napipatch.mails.series import (
     Series,
@@ -41,6 +42,7 @@ LORE_LINK = "https://lore.kernel.org/all/{msgid}/"
 RECORD_LIMIT = 16 << 20  # series.toml
 NET_NEXT = "net-next.toml"  # the newest "net-next is OPEN/CLOSED" imported
 LOCK = ".series.toml.lock"  # beside series.toml; removed on release
+REPLIES = "replies.mbox"  # the thread's replies, beside the patches
 LOCK_WAIT = 120.0  # seconds: an update holds the lock for milliseconds
 
 
@@ -134,16 +136,26 @@ class Store:
         s.extra = {**info, "recipients": {"to": rec.get("to"), "cc": rec.get("cc")}}
         return s
 
+    def replies(self, name: str, version: int) -> bytes | None:
+        """vN's ``replies.mbox`` as kept by ``series import``, or None when
+        the version was stored without its thread's replies."""
+        f = self.path(name) / f"v{version}" / REPLIES
+        if not f.is_file():
+            return None
+        return mbox.read_regular(f, MAX_REPLY_BYTES)
+
     def add_version(self, series: Series, trailers: dict[int, list[str]] | None = None,
                     source: str = "", force: bool = False, cover_only: bool = False,
                     exported_from: str | None = None, files: dict[str, str] | None = None,
-                    given: list[dict] | None = None, thread: list[str] | None = None) -> Path:
+                    given: list[dict] | None = None, thread: list[str] | None = None,
+                    replies: bytes | None = None) -> Path:
         """Write ``series`` as ``NAME/vN`` and record it in series.toml.
 
         ``given``: each review trailer from a reply with who gave it
         (``b4api.Collected.given``); ``thread``: the Message-IDs of every
         mail of the imported thread, replies included (what a later
-        version must not be threaded under)."""
+        version must not be threaded under); ``replies``: those replies as
+        sent (``mails.replies.pack``), kept as ``vN/replies.mbox``."""
         name = check_name(series.name)
         if files is None:
             files = {}
@@ -156,6 +168,8 @@ class Store:
             info["review"] = given
         if thread:
             info["thread-ids"] = thread
+        if replies is not None:
+            files = {**files, REPLIES: replies}
         vkey = f"v{series.version}"
         vdir = self.path(name) / vkey
         # Under the lock from the existence test to the record: two imports
@@ -206,14 +220,17 @@ class Store:
         return info
 
 
-def _write_version(vdir: Path, files: dict[str, str]) -> None:
+def _write_version(vdir: Path, files: dict[str, str | bytes]) -> None:
     """``files`` as the directory ``vdir``, all or nothing: written beside it,
     then renamed into place (a version replaced with --force is swapped out
     and deleted after)."""
     tmp = fileio.temp_dir(vdir)
     try:
         for fname, text in files.items():
-            (tmp / fname).write_text(text)
+            if isinstance(text, bytes):
+                (tmp / fname).write_bytes(text)
+            else:
+                (tmp / fname).write_text(text)
         fileio.replace_dir(tmp, vdir)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
