@@ -25,7 +25,11 @@ Example:
 Fix:
     Update the member's row in the same patch (``u8  threaded  -  -
     napi_poll(napi_enable,dev_set_threaded)``); add a row for a new member,
-    drop the row of a removed one.
+    drop the row of a removed one. ``napipatch fix`` writes the row of a
+    changed type (keeping its fastpath columns and comment), adds the row of
+    a new member after the row of the member before it (its cacheline
+    group's fastpath columns) and deletes the row of a removed member, in
+    the table's own column alignment and without trailing blanks.
 """
 
 from __future__ import annotations
@@ -52,6 +56,7 @@ from napipatch.kernel.netcachelines import (
     row_matches,
 )
 from napipatch.mails.hunks import hunk_lines
+from napipatch.report.findings import edit, fix, not_fixable
 
 
 _OPEN = re.compile(r"^(struct|union)\s+(\w+)\s*(?:__\w+\s*)*\{")
@@ -84,8 +89,39 @@ class _Finder:
     def __init__(self, ctx, doc: Documented):
         self.ctx, self.doc = ctx, doc
 
-    def warn(self, msg, line, hint, details="", sev="warning"):
-        return self.ctx.finding(sev, msg, file=self.doc.header, line=line, hint=hint, details=details)
+    def warn(self, msg, line, hint, details="", sev="warning", fix=None):
+        return self.ctx.finding(sev, msg, file=self.doc.header, line=line, hint=hint,
+                                details=details, fix=fix)
+
+
+# ---------------------------------------------------------------- fixes (with the tree)
+
+def _rewrite_row(doc: Documented, rst: str | None, row: Row, text: str | None, name: str):
+    """The fix writing ``row`` as ``text`` (None: deleting it), in the table's
+    own alignment (format_row) and without trailing blanks."""
+    lines = (rst or "").split("\n")
+    if not 0 < row.line <= len(lines):
+        return not_fixable(f"{doc.rst} has no line {row.line}")
+    old = lines[row.line - 1]
+    if text is None:
+        return fix(f"deleted the '{name}' row of {doc.rst} (line {row.line})",
+                   edit(doc.rst, row.line, [old], []))
+    return fix(f"wrote the '{name}' row of {doc.rst} as {text.split()[0]!r} (line {row.line})",
+               edit(doc.rst, row.line, [old], [text]))
+
+
+def _add_row(doc: Documented, rst: str | None, table: Table | None, members: list[Field],
+             f: Field):
+    """The fix adding a new member's row after the row of the member declared
+    before it (its group's fastpath columns), as the table orders them."""
+    rows = table.by_name() if table else {}
+    k = next((i for i, m in enumerate(members) if m.name == f.name), 0)
+    prev = next((rows[m.name] for m in reversed(members[:k]) if m.name in rows), None)
+    if rst is None or prev is None:
+        return not_fixable(f"no row of a member before '{f.name}' in {doc.rst} to put it after")
+    text = _row_text(table, f, None)
+    return fix(f"added a '{f.name}' row to {doc.rst} after '{prev.name}'",
+               edit(doc.rst, prev.line + 1, [], [text]))
 
 
 # ---------------------------------------------------------------- with the tree
@@ -135,7 +171,8 @@ def _full(ctx, doc: Documented, pre_h: str, post_h: str, pre_rst: str | None, po
             if doc.complete and row1 is None:
                 yield fx.warn(f"new member '{name}' of {what} has no row in {doc.rst}", f.line,
                               f"add a row to {doc.rst}: {_row_text(t1, f, None)!r}"
-                              + (f" (it sits in {f.group})" if f.group else ""))
+                              + (f" (it sits in {f.group})" if f.group else ""),
+                              fix=_add_row(doc, post_rst, t1, post_f, f))
             continue
         if doc.kind == "struct" and field_type(old) != field_type(f) \
                 and (row1 is None or not row_matches(row1, f)):
@@ -149,12 +186,15 @@ def _full(ctx, doc: Documented, pre_h: str, post_h: str, pre_rst: str | None, po
             elif row1 is None:
                 yield fx.warn(f"'{name}' in {what} changed from '{field_type(old)}' to "
                               f"'{field_type(f)}' and its row was dropped from {doc.rst}", f.line,
-                              f"keep the row, as {_row_text(t1, f, row0)!r}")
+                              f"keep the row, as {_row_text(t1, f, row0)!r}",
+                              fix=not_fixable("the patch deleted the row: putting it back is "
+                                              "the author's call"))
             else:
                 yield fx.warn(f"'{name}' in {what} changed from '{field_type(old)}' to "
                               f"'{field_type(f)}' but {doc.rst} still says '{row1.type} {row1.name}'",
                               f.line, f"update the row in {doc.rst} to {_row_text(t1, f, row1)!r}",
-                              details)
+                              details, fix=_rewrite_row(doc, post_rst, row1,
+                                                        _row_text(t1, f, row1), name))
             continue
         if doc.kind == "struct" and old.group != f.group and not changed_row and row1 is not None:
             tx, rx = _access(f.group)
@@ -168,7 +208,8 @@ def _full(ctx, doc: Documented, pre_h: str, post_h: str, pre_rst: str | None, po
         if name in rows1 and name in rows0:
             yield fx.warn(f"member '{name}' was removed from {what} but {doc.rst} still has its row "
                           f"(line {rows1[name].line})", _removal_anchor(ctx, doc, name),
-                          f"delete the '{rows1[name].name}' row from {doc.rst}")
+                          f"delete the '{rows1[name].name}' row from {doc.rst}",
+                          fix=_rewrite_row(doc, post_rst, rows1[name], None, name))
 
 
 # ---------------------------------------------------------------- from the diff alone
@@ -271,7 +312,8 @@ def _diff_only(ctx, doc: Documented):
        summary="net_cachelines tables follow type, width, member and group changes of hot structs",
        scope="patch",
        needs="diff",
-       version=1)
+       version=2,
+       fixes="writes, adds or deletes the member's row in the table's own alignment")
 def run(ctx):
     paths = {pf.path for pf in ctx.diff}
     full = ctx.tree is not None and ctx.applied

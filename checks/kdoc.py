@@ -30,6 +30,13 @@ Example:
 Fix:
     Open the comment with ``/**`` (and give it a ``Return:`` section), or
     drop it; document every parameter under the name the code uses.
+    ``napipatch fix`` does the first for a look-alike: ``/*`` becomes
+    ``/**``, and a ``Return 0 on success`` line becomes ``Return: 0 on
+    success`` when kernel-doc would otherwise say "No description found
+    for return value" (the colon is the section kernel-doc reads; the text
+    stays the author's). It fixes only when the trusted base's
+    ``kernel-doc -none -Wall`` gives no warning on the comment and its
+    declaration afterwards; otherwise the finding says why not.
 
 Cost:
     Linear in the diff plus the files it reads: comments and signatures
@@ -49,6 +56,7 @@ from napipatch.checks import check
 from napipatch.kernel import kerneldoc
 from napipatch.kernel.cparse import FuncDecl, find_functions
 from napipatch.mails.hunks import added_lines, post_image, source_files
+from napipatch.report.findings import edit, fix, not_fixable
 
 
 _DEFINE = re.compile(r"^#\s*define\s+(\w+)")
@@ -149,6 +157,38 @@ def _blocks(rows):
         yield i, line(close)
 
 
+# "Return 0 on success": a return description kernel-doc does not read
+# without its colon (-Wall: "No description found for return value").
+_RETURN_NO_COLON = re.compile(r"^(\s*\*\s*)Returns?\s+(?![:\s])(.*)$")
+
+
+def _opened(ctx, path: str, rows, block, k: int) -> dict:
+    """The fix of a look-alike: ``/*`` made ``/**`` and, when kernel-doc
+    -Wall then asks for the return value and the comment has a
+    ``Return(s) <text>`` line, that line made ``Return: <text>``; a fix
+    only when the trusted base's kernel-doc gives no warning on the result."""
+    cmd = kerneldoc.command(ctx.tree.scripts)
+    if cmd is None:
+        return not_fixable("no kernel-doc script in the base tree to prove the result")
+    first_no, first = block[0][0], block[0][1]
+    texts = [t for _, t, _a in block]
+    texts[0] = first.replace("/*", "/**", 1)
+    edits = [edit(path, first_no, [first], [texts[0]])]
+    says = "opened the comment with /**"
+    warned = kerneldoc.warnings_alone(cmd, path, texts, rows.lines, k)
+    returns = [n for n, t in enumerate(texts) if _RETURN_NO_COLON.match(t)]
+    if warned and returns and any("return value" in w.message for w in warned):
+        n = returns[0]
+        m = _RETURN_NO_COLON.match(texts[n])
+        texts[n] = f"{m.group(1)}Return: {m.group(2)}"
+        edits.append(edit(path, block[n][0], [block[n][1]], [texts[n]]))
+        says += f" and wrote its return line as a Return: section (line {block[n][0]})"
+        warned = kerneldoc.warnings_alone(cmd, path, texts, rows.lines, k)
+    if warned:
+        return not_fixable("kernel-doc -Wall would warn on it as /**: " + warned[0].message)
+    return fix(says, *edits)
+
+
 def _comments(ctx, path: str, rows, full: bool):
     """Look-alikes and @param mismatches in one window of post-patch lines."""
     added, marks = _marks(rows)
@@ -184,7 +224,9 @@ def _comments(ctx, path: str, rows, full: bool):
                     "warning", f"comment above {_what(kind, name)} is shaped like kernel-doc but "
                     "opens with /*, so kernel-doc never reads it", file=path, line=block[0][0],
                     hint="make it a real kernel-doc comment (open it with /**, add a Return: "
-                         "section) or drop it", nipa={})
+                         "section) or drop it", nipa={},
+                    fix=_opened(ctx, path, rows, block, j + 1) if full else
+                    not_fixable("needs the tree: the base's kernel-doc must accept the result"))
         if func is None or not shp.params or not (block_touched or decl_touched):
             continue
         if full and shp.opens_kdoc:
@@ -354,9 +396,11 @@ def _new_warnings(ctx, files, posts):
        summary="kernel-doc look-alikes (/* not /**), new kernel-doc warnings, parameter names",
        scope="patch",
        needs="diff",
-       version=2,
+       version=3,
        nipa=("kdoc",),
-       nipa_needs_tree=True)
+       nipa_needs_tree=True,
+       fixes="opens a look-alike with /** (and its 'Return x' line as 'Return: x') when "
+             "the base's kernel-doc -Wall then gives no warning on it")
 def run(ctx):
     files = source_files(ctx.diff)
     if not files:

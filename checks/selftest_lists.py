@@ -46,6 +46,11 @@ Example:
 Fix:
     Add the test to ``TEST_PROGS`` (a binary to ``TEST_GEN_PROGS`` and to
     ``.gitignore``) at its sorted place, one item a line after a tab.
+    ``napipatch fix`` does it (with the tree, in the patch adding the
+    test): in the last block of the list, at the first place where the file
+    gains no format problem it did not have (the sorted place, where the
+    list is sorted), as ``VAR += name`` or as an item of a ``VAR := \\``
+    list, as the file writes it; otherwise it says there is no such place.
 """
 
 from __future__ import annotations
@@ -56,8 +61,9 @@ import re
 from collections import Counter
 
 from napipatch.checks import check
-from napipatch.kernel.ksftlists import Problem, problems
+from napipatch.kernel.ksftlists import Problem, makefile_blocks, problems
 from napipatch.mails.hunks import hunk_lines, parse_diff
+from napipatch.report.findings import edit_between, fix, not_fixable
 
 ROOT = "tools/testing/selftests/"
 LISTS = ("Makefile", "config", ".gitignore")
@@ -180,6 +186,41 @@ def _added_by_series(ctx, path: str, name: str) -> bool:
     return False
 
 
+def _candidates(where: str, text: str, item: str, path: str) -> list[tuple[int, str]]:
+    """(line, text) places to list ``item``, in order of preference: in a
+    .gitignore any line; in a Makefile, in the last block of the list the
+    file's kind goes to (scripts TEST_PROGS, programs TEST_GEN_PROGS), as an
+    item of a ``VAR := \\`` list or as one more ``VAR += item`` line."""
+    lines = text.split("\n")
+    if where.endswith(".gitignore"):
+        return [(n, item) for n in range(1, len(lines) + 1) if n == 1 or lines[n - 2].strip()]
+    blocks = makefile_blocks(text)
+    var = "TEST_PROGS" if path.endswith((".sh", ".py")) else \
+        next((v for v in ("TEST_GEN_PROGS", "TEST_GEN_FILES") if v in blocks), "")
+    if var not in blocks:
+        return []
+    block = blocks[var][-1]
+    listing = lines[block[0][0] - 2].rstrip().endswith("\\") and "+=" not in \
+        lines[block[0][0] - 2]
+    row = f"\t{item} \\" if listing else f"{var} += {item}"
+    return [(n, row) for n, _t in block] + [(block[-1][0] + 1, row)]
+
+
+def _listing(where: str, text: str | None, item: str, path: str) -> dict:
+    """The fix listing ``item`` in ``where``: the first place the check
+    accepts (no format problem the file did not have: the sorted place where
+    the list is sorted)."""
+    if text is None:
+        return not_fixable(f"there is no {where} to list it in")
+    for n, row in _candidates(where, text, item, path):
+        lines = text.split("\n")
+        fixed = "\n".join(lines[:n - 1] + [row] + lines[n - 1:])
+        if not _new_problems(where, text, fixed)[0]:
+            return fix(f"listed {item} in {where} (line {n})",
+                       edit_between(where, text, fixed))
+    return not_fixable(f"no place in {where} where the list keeps its format")
+
+
 def _listed(ctx, path: str, full: bool):
     name, d = needle(path), posixpath.dirname(path)
     if name is None:
@@ -200,7 +241,8 @@ def _listed(ctx, path: str, full: bool):
                                   nipa={"check_selftest": "fail"})
                 continue
             yield ctx.finding("error", f"{item} is not in {where}", file=path, line=1,
-                              hint=f"add it to {where} at its sorted place")
+                              hint=f"add it to {where} at its sorted place",
+                              fix=_listing(where, text, item, path))
         elif not _added_by_series(ctx, where, item):
             yield ctx.finding("warning", f"{item} is not added to {where} by this series "
                               "(without --tree the file itself is not read)", file=path,
@@ -212,9 +254,11 @@ def _listed(ctx, path: str, full: bool):
        summary="a new net selftest is in its Makefile (and .gitignore); those lists stay sorted",
        scope="patch",
        needs="diff",
-       version=1,
+       version=2,
        files=(ROOT + "*",),
-       nipa=("check_selftest",))
+       nipa=("check_selftest",),
+       fixes="lists a new test in its directory's Makefile (and a program in .gitignore) "
+             "where the list keeps its format")
 def run(ctx):
     full = ctx.tree is not None and ctx.applied
     for pf in ctx.diff:

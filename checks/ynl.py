@@ -53,7 +53,11 @@ Example:
 Fix:
     ``tools/net/ynl/ynl-regen.sh -f`` and commit the result with the spec
     change; copy ``include/uapi/linux/X.h`` to ``tools/include/uapi/linux/``;
-    list new attributes in the operations' request/reply.
+    list new attributes in the operations' request/reply. ``napipatch fix``
+    writes what the base's generator makes from the patch's spec into each
+    stale generated file (the kernel code, the uapi header, its tools/
+    copy), and copies a stale tools/ uapi copy, in the patch that made them
+    stale; not when the patch changes the generator itself.
 """
 
 from __future__ import annotations
@@ -62,6 +66,7 @@ import re
 
 from napipatch.checks import check
 from napipatch.kernel import ynlgen, ynlspec
+from napipatch.report.findings import edit_between, fix, not_fixable
 from napipatch.tree import treegrep
 
 
@@ -82,8 +87,10 @@ def _touched(ctx) -> set[str]:
        summary="netlink specs validate; generated YNL code and uapi copies match the spec",
        scope="patch",
        needs="tree",
-       version=1,
-       nipa=("ynl",))
+       version=2,
+       nipa=("ynl",),
+       fixes="regenerates the stale generated files with the base's generator, in the patch "
+             "that changed the spec")
 def run(ctx):
     if not ctx.applied:
         return []
@@ -140,7 +147,8 @@ def _uapi_pairs(ctx, touched: set[str]):
             continue
         yield ctx.finding(
             "error", f"{stale} differs from {fresh} after this patch",
-            file=stale, line=first, details=details, hint=f"cp {fresh} {stale} (or {REGEN_HINT})")
+            file=stale, line=first, details=details, hint=f"cp {fresh} {stale} (or {REGEN_HINT})",
+            fix=fix(f"copied {fresh} to {stale}", edit_between(stale, stale_text, fresh_text)))
 
 
 # ------------------------------------------------------------------ families
@@ -259,7 +267,11 @@ def _compare_generated(ctx, spec_path: str, r, edited: bool, hand_edited: set[st
     return ctx.finding(
         "warning" if gen_changed else "error",
         f"{r.file.path} is not what the YNL generator makes from {spec_path}" + why,
-        file=r.file.path, line=first, details=details, hint=REGEN_HINT)
+        file=r.file.path, line=first, details=details, hint=REGEN_HINT,
+        fix=not_fixable("this patch changes the generator, and napipatch runs only the "
+                        "base's") if gen_changed else
+        fix(f"regenerated it from {spec_path} with the base's generator",
+            edit_between(r.file.path, have, r.text)))
 
 
 def _family_state(family: str, results, stale: int) -> tuple[str, str, list[str]]:

@@ -59,6 +59,9 @@ Example:
 Fix:
     Reorder the lines longest first; where an initializer needs a variable
     declared on a shorter line, move that initialization into the body.
+    ``napipatch fix`` reorders a block of one-line declarations as the hint
+    says (with the tree, on the whole function), unless an initializer
+    reads another local of the block; then it says so and leaves it.
 """
 
 from __future__ import annotations
@@ -67,6 +70,7 @@ import re
 from dataclasses import dataclass, field
 
 from napipatch.checks import check
+from napipatch.report.findings import edit_between, fix, not_fixable
 
 _DIRS = ("net/", "drivers/net/")
 _KEYWORDS = {"return", "goto", "break", "continue", "case", "default", "else", "do", "if",
@@ -284,30 +288,57 @@ def starts(segment: list[tuple[int, str, bool]], whole: bool,
 
 def findings_of(segment: list[tuple[int, str, bool]], whole: bool, in_function: bool = True):
     """(declaration, order) for each group out of order in ``segment``."""
+    for decl, order, _group in _out_of_order(segment, whole, in_function):
+        yield decl, order
+
+
+def _out_of_order(segment, whole: bool, in_function: bool):
     for s in starts(segment, whole, in_function):
         for group in groups(segment, s):
             got = verdict(group)
             if got:
-                yield got
+                yield got[0], got[1], group
+
+
+def _reordered(path: str, group: list[Decl], order: list[Decl], whole: bool) -> dict:
+    """The fix: the group's lines in ``order``, when each declaration is one
+    line, the group's lines follow each other and no initializer reads
+    another local of the group (moving it would change what it reads)."""
+    if not whole:
+        return not_fixable("needs the tree (the whole function, not a hunk)")
+    one_line = all(_depth(d.text) <= 0 and _strip_comment(d.text).rstrip().endswith(";")
+                   for d in group)
+    if not one_line or [d.line for d in group] != list(range(group[0].line,
+                                                             group[0].line + len(group))):
+        return not_fixable("a declaration spans several lines")
+    if any(_needs(group)):
+        return not_fixable("an initializer reads another local of the block: move that "
+                           "initialization into the body first")
+    e = edit_between(path, "\n".join(d.text for d in group), "\n".join(d.text for d in order))
+    e["line"] += group[0].line - 1
+    return fix("reordered the declarations longest line first", e)
 
 
 @check(id="rct",
        summary="local variables added out of reverse xmas tree order (net/, drivers/net/)",
        scope="patch",
        needs="diff",
-       version=1,
+       version=2,
        files=("net/*.c", "drivers/net/*.c"),
-       group="netdev process")
+       group="netdev process",
+       fixes="reorders one-line declarations longest first when no initializer reads "
+             "another of them")
 def run(ctx):
     for pf in ctx.diff:
         if pf.is_removed_file or not pf.path.endswith(".c") or \
                 not pf.path.startswith(_DIRS):
             continue
         segs, whole, inside = _segments(ctx, pf)
-        for decl, order in (x for seg, fn in zip(segs, inside)
-                            for x in findings_of(seg, whole, fn)):
+        for decl, order, group in (x for seg, fn in zip(segs, inside)
+                                   for x in _out_of_order(seg, whole, fn)):
             yield ctx.finding(
                 "warning", f"local variables not in reverse xmas tree order: "
                 f"{decl.text.strip()}", file=pf.path, line=decl.line,
                 hint="order them longest first: " + " ".join(d.text.strip() for d in order),
-                details="\n".join(d.text for d in order).expandtabs(8))
+                details="\n".join(d.text for d in order).expandtabs(8),
+                fix=_reordered(pf.path, group, order, whole))

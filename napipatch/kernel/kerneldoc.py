@@ -223,3 +223,15 @@ def reads_any(text: str, lines: set[int]) -> bool:
         if k < len(wanted) and wanted[k] <= b:
             return True
     return False
+
+
+def warnings_alone(cmd: list[str], path: str, comment: list[str], lines: list[str],
+                   k: int) -> list[KdocWarning]:
+    """``kernel-doc -none -Wall`` on one comment and the declaration starting
+    at ``lines[k]``, alone in a file named as ``path``: what kernel-doc says of
+    that comment (a fixer's proof), in the time of one small run."""
+    end = _declaration_end(lines, k)
+    decl = lines[k:end + 1]
+    if decl and decl[-1].rstrip().endswith("{"):
+        decl = decl + ["}"]
+    return run(cmd, {path: "\n".join(comment + decl) + "\n"})
