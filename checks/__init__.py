@@ -8,10 +8,11 @@ registry (napipatch.engine.registry) discovers and validates them.
 Two kinds, one declaration. A static check (``needs`` diff, scripts or
 tree) is ``run(ctx)`` on the mails and the applied tree, by the engine. A
 job check (``needs`` build or boot) reads the result of a job that builds
-or boots the applied series (``job``, one of ``JOBS``): ``run(job)`` gets
-that job's outcome (``napipatch.pipeline.jobchecks.JobOutcome``) and
-returns the findings that are this check's, or None when the job has no
-result for it (a busybox boot runs no selftests). Several checks may read
+or boots the applied series (``job``, one of ``napipatch.jobs.kinds.KINDS``): ``run(result)``
+gets that job's ``JobResult`` and returns the findings that are this
+check's, picked from the job's channels (``result.on("tests")``), or None
+when the job has no result for it (a busybox boot runs no selftests). The
+pipeline gives them this check's id and NIPA contexts: no job names a check. Several checks may read
 one job (``build-w1`` and ``sparse`` one W=1 C=1 build): it runs once.
 """
 
@@ -19,37 +20,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Callable
-
-# The jobs a job check reads, and what each does. Per-target jobs run once
-# for each target (virtio-net, idpf) and give one result per target
-# (``build/virtio-net``); the others give one result per check.
-JOBS = {
-    "build": "builds the base and every applied patch, for each target",
-    "boot": "boots the series tip in QEMU for each bootable target: its test plan and the "
-            "kernel selftests",
-    "remote": "boots the series tip on each target's real host over SSH and runs its plan",
-    "warnings-w1": "gcc x86_64 allmodconfig W=1 C=1 on the objects each patch can change",
-    "warnings-32bit": "gcc ARCH=i386 allmodconfig W=1 on the objects each patch can change",
-    "warnings-clang": "clang LLVM=1 allmodconfig W=1 on the objects each patch can change",
-    "cocci": "coccicheck on the touched files, base against tip",
-    "htmldocs": "the kernel's Sphinx build of the touched documents, base against tip",
-    "ynl-tools": "make -C tools/net/ynl from a clean copy, at the last patch changing a "
-                 "netlink spec or a uapi header and at the base",
-    "build-tools": "the selftest targets a patch can change (make -C tools/testing/selftests), "
-                   "at its parent and at the patch",
-    "dt-binding-check": "make dt_binding_check on the DT bindings a patch changes and those "
-                        "that $ref them, at its parent and at the patch",
-    "kunit": "the trusted base's kunit.py under UML for the KUnit suites in or beside the "
-             "touched directories, at the series and, when a case fails, at the base",
-}
-PER_TARGET_JOBS = ("build", "boot", "remote")
-# `napipatch test warnings`: NIPA's three build tests, then coccinelle and the
-# docs build on the touched files, then NIPA's tools builds (ynl, build_tools).
-WARNING_JOBS = ("warnings-w1", "warnings-32bit", "warnings-clang", "cocci", "htmldocs",
-                "ynl-tools", "build-tools", "dt-binding-check")
-# What the bot runs only when its ``bot.warnings`` names the check: the
-# build tests above and KUnit (a UML build of its own).
-OPT_IN_JOBS = WARNING_JOBS + ("kunit",)
 
 
 @dataclass(frozen=True)
@@ -86,7 +56,8 @@ class Declaration:
             zygote (``napipatch.engine.zygote``) the engine starts when the
             run begins, for a tool whose start-up is most of its time; the
             check asks it with ``zygote.ask(id, request, timeout)``.
-        job: for a job check, the job whose result it reads (``JOBS``).
+        job: for a job check, the job whose result it reads (a name in
+            ``napipatch.jobs.kinds.KINDS``, declared on its job class).
         group: ``""``, or ``"netdev process"`` for napipatch's own reading
             of netdev's posting rules (Documentation/process/
             maintainer-netdev.rst), which no NIPA test checks. Such a check
@@ -98,6 +69,17 @@ class Declaration:
             keyed by it: a series checked as a directory and through the
             send hook has another name, so another "why" in its history,
             and must still share the other checks' results.
+        requires: a configuration attribute (``ai_review_command``) the
+            check runs only with: unset, it is skipped, saying which
+            ``napipatch.*`` key to set (an opt-in check: no agent to assume).
+        timeout: a configuration attribute holding the check's own deadline
+            in seconds (``ai_review_timeout``): its unit gets that and a
+            minute for napipatch's part, instead of ``napipatch.check-timeout``.
+        fixes: what ``napipatch fix`` does for its findings, in a few words
+            (``checks list`` shows it); ``""``: the check fixes nothing.
+            Only such a check gives findings a ``fix`` (its edits, computed
+            on the patch's post-image, or why it cannot), so one declaration
+            says whether a check fixes.
     """
 
     id: str
@@ -114,6 +96,9 @@ class Declaration:
     job: str = ""
     group: str = ""
     history: bool = False
+    requires: str = ""
+    timeout: str = ""
+    fixes: str = ""
 
     @property
     def is_job(self) -> bool:
@@ -124,11 +109,12 @@ def check(*, id: str, summary: str, scope: str, needs: str, version: int = 1,
           needs_applied: bool = True, nipa: tuple[str, ...] = (),
           nipa_needs_tree: bool = False, files: tuple[str, ...] = (),
           preload: tuple[str, ...] = (), zygote: bool = False, job: str = "",
-          group: str = "", history: bool = False):
+          group: str = "", history: bool = False, requires: str = "", timeout: str = "",
+          fixes: str = ""):
     """Declare the decorated ``run`` as a check (validated at discovery)."""
     decl = Declaration(id, summary, scope, needs, version, needs_applied, tuple(nipa),
                        nipa_needs_tree, tuple(files), tuple(preload), zygote, job, group,
-                       history)
+                       history, requires, timeout, fixes)
 
     def mark(fn: Callable):
         fn.declaration = decl

@@ -1,10 +1,10 @@
 """Running a tool with a deadline: one way, for every tool napipatch starts.
 
-Every tool (make, QEMU, vng, ssh, scp, perl scripts, the linters, spatch,
-tar, cpio, gcc ...) goes through here, except git (the git layer,
-napipatch/tree/gitutil.py) and the engine's forked Python units
-(napipatch/engine/forked.py, which uses ``kill_group``). So they all
-behave alike:
+Every tool (git through napipatch/tree/gitutil.py, make, QEMU, vng, ssh,
+scp, perl scripts, the linters, spatch, tar, cpio, gcc ...) goes through
+here; the few modules that start a process otherwise (the engine's forked
+Python units, which use ``kill_group``; the guest's netsnap.py) are named
+in tests/test_layout.py (OWN_PROCESSES) with why. So they all behave alike:
 
 * past its deadline the tool is killed with SIGKILL together with every
   process it started (``kill_tree``: its descendants, each stopped before
@@ -37,6 +37,12 @@ builds in). ``session=True`` (a new session, so a group of its own, killed
 whole with ``kill_group``) is for a tool that must not share the
 terminal or whose own children leave its tree (vng's QEMU).
 
+A job's deadline. ``deadline(seconds)`` bounds everything started in its
+block (a build of every patch, a boot): each tool gets at most what is
+left of it, is killed with its children when it passes, and a tool
+started after it passed is not started (``ProcessTimeout``); ``expired``
+tells the caller that its block ran out.
+
 ``run`` runs one command; ``start`` + ``finish`` run several side by side
 (their pipes read together, each with its own deadline). Standard library
 only (and napipatch.errors): every layer may import this.
@@ -59,6 +65,9 @@ from typing import IO, Self
 
 from napipatch.errors import NapipatchError
 
+# What ``run`` returns, for the annotations of its callers (who import no
+# subprocess: tests/test_layout.py).
+CompletedProcess = subprocess.CompletedProcess
 TICK = 0.5    # seconds between two calls of a ``tick`` callback
 GRACE = 2.0   # seconds a killed tool's output is still read for
 _PIPE_BUF = getattr(select, "PIPE_BUF", 512)
@@ -263,6 +272,44 @@ class Running:
         self.close()
 
 
+class Deadline:
+    """The deadline a ``deadline()`` block runs under (``at``: monotonic)."""
+
+    def __init__(self, seconds: float | None):
+        self.seconds = seconds
+        self.at = time.monotonic() + seconds if seconds else None
+
+    @property
+    def expired(self) -> bool:
+        return self.at is not None and time.monotonic() >= self.at
+
+
+_DEADLINES: list[Deadline] = []  # the blocks this process is in, innermost last
+
+
+@contextlib.contextmanager
+def deadline(seconds: float | None):
+    """Run the block under a deadline ``seconds`` from now (None or 0: none)."""
+    d = Deadline(seconds)
+    _DEADLINES.append(d)
+    try:
+        yield d
+    finally:
+        _DEADLINES.remove(d)
+
+
+def _bounded(name: str, timeout: float | None) -> float | None:
+    """``timeout`` cut to what is left of the enclosing deadlines."""
+    ats = [d.at for d in _DEADLINES if d.at is not None]
+    if not ats:
+        return timeout
+    left = min(ats) - time.monotonic()
+    if left <= 0:
+        raise ProcessTimeout(name, "not started: the job's deadline has passed", "",
+                             timeout or 0.0)
+    return left if timeout is None else min(timeout, left)
+
+
 def start(argv: Sequence[str], *, timeout: float | None, name: str | None = None,
           package: str | None = None, cwd=None, env: dict | None = None,
           input: str | bytes | None = None, stderr: str = "pipe", text: bool = True,
@@ -294,6 +341,7 @@ def start(argv: Sequence[str], *, timeout: float | None, name: str | None = None
         raise ValueError(f"stderr must be one of {STDERR}")
     argv = [os.fspath(a) for a in argv]
     name = name or argv[0]
+    timeout = _bounded(name, timeout)
     data = input.encode("utf-8") if isinstance(input, str) else input
     try:
         proc = subprocess.Popen(

@@ -1,11 +1,16 @@
 """Every check runs on its good and bad fixtures: the bad one is flagged by
 that check, the good one is not.
 
-tests/fixtures/checks/<id>/ holds good.mbox, bad.mbox and bad.expected
-("severity patch message-substring", one finding per line). bad.mbox must
-give exactly the findings listed; good.mbox gives none, or only the infos
-listed in good.expected (a check that always reports what it looked at,
-e.g. ynl's "4 files match"). Checks that need only the diff run on the mbox
+tests/fixtures/checks/<id>/ holds good.mbox and bad.mbox. A static check's
+expected output is a snapshot of its whole findings, rendered
+(good.snap, bad.snap: "severity patch FILE:LINE message" and its hint, the
+tree's path as $TREE, this checkout's as $REPO), compared exactly; NAPIPATCH_UPDATE_SNAPSHOTS=1
+rewrites them from what the checks say now, for review with git diff, as
+ruff's snapshot tests do. bad.snap holds a finding good.snap lacks, good.snap
+no warning or error (no file: no findings; infos for a check that always
+reports what it looked at, e.g. ynl's "4 files match"). A job check still lists its
+expected findings in bad.expected and good.expected ("severity patch
+message-substring", one a line). Checks that need only the diff run on the mbox
 alone; the others (apply, checkpatch, ynl, callsites, leftover) run with
 --tree on the 6.12 tree, whose fixtures are made by make_tree_fixtures.py
 in that directory. The check's own test module has the finer cases.
@@ -28,15 +33,15 @@ there, used as the user's git config.
 """
 
 import json
+import os
 import subprocess
 from pathlib import Path
 
 import pytest
 from conftest import Cli, host_gitconfig, ssh_host
 
-from napipatch.checks import WARNING_JOBS
 from napipatch.engine.registry import discover
-from napipatch.pipeline.jobchecks import ORDER
+from napipatch.jobs.kinds import KINDS
 from napipatch.report.model import COMPLETED
 
 FIX = Path(__file__).parent / "fixtures" / "checks"
@@ -46,7 +51,8 @@ DIFF_ONLY = sorted(i for i, c in STATIC.items() if c.needs == "diff")
 WITH_TREE = sorted(i for i, c in STATIC.items() if c.needs != "diff")
 # in the pipeline's job order (builds, the warnings' builds, boots), as `test run` runs them
 JOB = sorted((i for i, c in CHECKS.items() if c.is_job),
-             key=lambda i: (ORDER.index(CHECKS[i].job), i))
+             key=lambda i: (KINDS[CHECKS[i].job][0].order, i))
+WARNING_JOBS = {name for name, (kind, _cls) in KINDS.items() if kind.warnings}
 
 
 def _expected(path: Path) -> list[tuple[str, int, str]]:
@@ -88,11 +94,45 @@ def _match(got: list[dict], expected: list[tuple[str, int, str]], what: str) -> 
     assert left == [], (what, "unexpected", left)
 
 
-def _good_and_bad(cli, check_id: str, *args) -> None:
+UPDATE = os.environ.get("NAPIPATCH_UPDATE_SNAPSHOTS") == "1"
+
+
+def rendered(findings: list[dict], tree: Path | None = None) -> str:
+    """Findings as a snapshot shows them: every field a user reads but the
+    details (a tool's raw output), one finding a line and its hint below."""
+    out = []
+    for f in findings:
+        where = f"{f['file']}:{f['line']}" if f["file"] and f["line"] else f["file"] or "-"
+        out.append(f"{f['severity']} {f['patch']} {where} {f['message']}")
+        if f["hint"]:
+            out.append(f"    hint: {f['hint']}")
+    text = "".join(line + "\n" for line in out).replace(str(FIX.parents[2]), "$REPO")
+    return text.replace(str(tree), "$TREE") if tree else text
+
+
+def _snapshot(path: Path, got: str) -> None:
+    if UPDATE:
+        if got:
+            path.write_text(got)
+        else:
+            path.unlink(missing_ok=True)
+        return
+    assert got == (path.read_text() if path.exists() else ""), \
+        f"{path} differs (NAPIPATCH_UPDATE_SNAPSHOTS=1 rewrites it; review with git diff)"
+
+
+def _good_and_bad(cli, check_id: str, *args, tree: Path | None = None) -> None:
     d = FIX / check_id
-    good, bad = _expected_pair(check_id)
-    _match(_findings(cli, d / "good.mbox", check_id, *args), good, f"{check_id}/good.mbox")
-    _match(_findings(cli, d / "bad.mbox", check_id, *args), bad, f"{check_id}/bad.mbox")
+    assert CHECKS[check_id].doc, f"check {check_id} has no docstring"
+    got = {n: rendered(_findings(cli, d / f"{n}.mbox", check_id, *args), tree)
+           for n in ("good", "bad")}
+    _snapshot(d / "good.snap", got["good"])
+    _snapshot(d / "bad.snap", got["bad"])
+    shown = {n: {line for line in text.splitlines() if not line.startswith(" ")}
+             for n, text in got.items()}
+    assert {line.split(" ", 1)[0] for line in shown["good"]} <= {"info"}, \
+        "a good fixture has no warning or error"
+    assert shown["bad"] - shown["good"], "the bad fixture says what the good one does not"
 
 
 def _expected_pair(check_id: str) -> tuple[list, list]:
@@ -116,7 +156,7 @@ def test_diff_check_flags_its_bad_fixture_only(cli, check_id):
 @pytest.mark.tree
 @pytest.mark.parametrize("check_id", WITH_TREE)
 def test_tree_check_flags_its_bad_fixture_only(cli, kernel_tree, check_id):
-    _good_and_bad(cli, check_id, "--tree", kernel_tree)
+    _good_and_bad(cli, check_id, "--tree", kernel_tree, tree=kernel_tree)
 
 
 # ------------------------------------------------------------------ job checks
@@ -185,13 +225,12 @@ def job_runs(tmp_path_factory, kernel_tree, build_dir) -> JobRuns:
 
 def _job_findings(report: dict, check_id: str, what: str) -> list[dict]:
     """``check_id``'s findings in ``report``, asserting it completed. A
-    per-target check has one result per target (``build/virtio-net``); the
-    remote check's findings are made under its target's name (``idpf``)."""
+    per-target check has one result per target (``build/virtio-net``), its
+    findings the check's id (the remote check's are ``remote``)."""
     results = {c["id"]: c["status"] for c in report["checks"]
                if c["id"] == check_id or c["id"].startswith(check_id + "/")}
     assert results and all(s in COMPLETED for s in results.values()), (what, results)
-    names = {check_id} | ({r.split("/", 1)[1] for r in results} if check_id == "remote" else set())
-    return [f for f in report["findings"] if f["check"] in names]
+    return [f for f in report["findings"] if f["check"] == check_id]
 
 
 def _job_good_and_bad(job_runs: JobRuns, check_id: str, env: dict | None = None) -> None:

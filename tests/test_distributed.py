@@ -192,11 +192,13 @@ def test_warnings_jobs_run_on_the_build_queue(cli, tmp_path, redis_url, workers,
 @pytest.fixture
 def artifacts(tmp_path, kernel_tree, base_commit, build_dir, monkeypatch):
     """A really built kernel (the shared virtio-net build) and a modules tarball."""
+    from napipatch.jobs.build import guestconfig
     from napipatch.jobs.build.builder import Builder
-    from napipatch.jobs.targets import load
 
     monkeypatch.setenv("NAPIPATCH_BUILD_DIR", str(build_dir))
-    with Builder(kernel_tree, load("virtio-net"), tmp_path / "cache") as b:
+    # configured as `napipatch test` configures it: no reconfigure of the shared build
+    target = guestconfig.load("virtio-net", kernel_tree, base_commit)
+    with Builder(kernel_tree, target, tmp_path / "cache") as b:
         step = b.step(0, base_commit, "remote-artifacts")
         assert step.ok, step.error_excerpt
         image = b.dirs.obj / "arch/x86/boot/bzImage"

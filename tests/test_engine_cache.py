@@ -152,7 +152,8 @@ def test_only_the_checks_that_read_the_history_are_keyed_by_it(tmp_path, monkeyp
     _check, series, _cfg, _ctx, _rcache = _shout(tmp_path, monkeypatch)
     checks = discover()
     readers = {c.id for c in checks.values() if c.history}
-    assert readers == {"repost-wait", "new-thread", "version-link", "review-tags"}
+    assert readers == {"repost-wait", "new-thread", "version-link", "review-tags",
+                       "review-followup"}
 
     def key(check_id: str, why: str) -> str:
         series.extra["history"] = {"previous": None, "why": why}
@@ -165,11 +166,30 @@ def test_only_the_checks_that_read_the_history_are_keyed_by_it(tmp_path, monkeyp
         key("version-link", "no earlier version of 'net-add-x'")
 
 
+def test_whatever_rides_beside_the_mails_is_part_of_the_key(tmp_path, monkeypatch):
+    """Series.extra is hashed whole (the history aside): a key a front-end
+    adds tomorrow gives another result key, never a stale cached result."""
+    _check, series, _cfg, _ctx, _rcache = _shout(tmp_path, monkeypatch)
+    c = discover()["subject"]
+
+    def key() -> str:
+        return cachemod.result_key(c.id, c.fingerprint, series, 1, None, "s")
+
+    before = key()
+    series.extra["a-key-nobody-listed"] = {"tags": ["Reviewed-by: A <a@example.org>"]}
+    assert key() != before
+    series.extra["a-key-nobody-listed"] = {"tags": ["Reviewed-by: B <b@example.org>"]}
+    after = key()
+    del series.extra["a-key-nobody-listed"]
+    assert len({before, after, key()}) == 2 and key() == before
+
+
 def test_a_check_reading_the_history_undeclared_is_refused(monkeypatch):
     import inspect
     import types
 
     from napipatch.checks import Declaration
+
     from napipatch.engine.registry import problems
     mod = types.ModuleType("fake")
     decl = Declaration("fake", "a fake", "series", "diff")

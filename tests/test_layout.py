@@ -301,7 +301,8 @@ LAYERS: dict[str, set[str]] = {
     "kernel": {"tree", "mails"} | FOUNDATION,
     "report": {"mails"} | FOUNDATION,
     "checks": {"kernel", "tree", "mails", "report"} | FOUNDATION,
-    "engine": {"checks", "kernel", "tree", "mails", "report", "config"} | FOUNDATION,
+    # the engine validates a job check's job against the job registry
+    "engine": {"checks", "jobs", "kernel", "tree", "mails", "report", "config"} | FOUNDATION,
     "store": {"tree", "mails", "report"} | FOUNDATION,
     "jobs": {"kernel", "tree", "mails", "report"} | FOUNDATION,
     # The pipeline: apply once, the engine's static checks, the jobs' job
@@ -747,3 +748,47 @@ def test_a_planted_violation_of_the_real_layers_is_found(tmp_path, plant, unit, 
         f.write(f"\n\ndef _planted():\n    import {target}  # noqa\n")
     got = layer_violations(tmp_path, LAYERS)
     assert len(got) == 1 and got[0].endswith(f"{unit} may not import {other}"), got
+
+
+# ------------------------------------------------------------ processes
+# The only modules that start a process, fork or set an alarm without
+# napipatch.procs, each with why; every other tool, git included, starts
+# in procs (a deadline, its children killed with it, one-line errors).
+OWN_PROCESSES = {
+    "napipatch/procs.py": ({"subprocess"}, "the one way to run a tool"),
+    "napipatch/engine/forked.py": ({"os.fork"}, "the engine's units: forked Python, "
+                                                "killed as a group"),
+    "napipatch/engine/zygote.py": ({"os.fork", "signal.setitimer"},
+                                   "a warm zygote forks the units; its child's own deadline"),
+    "napipatch/jobs/boot/netsnap.py": ({"subprocess"}, "runs inside the guest: standard "
+                                                       "library only"),
+    "napipatch/bench/workload.py": ({"subprocess"}, "a server beside the experiment, read "
+                                                    "line by line while it runs"),
+    "checks/_lint.py": ({"signal.setitimer"}, "yamllint runs in-process: no process to kill"),
+}
+
+
+def process_starts(root: Path) -> dict[str, set[str]]:
+    """Each module of napipatch/ and checks/ that imports subprocess or
+    calls os.fork, signal.alarm or signal.setitimer: what it uses."""
+    out: dict[str, set[str]] = {}
+    for path in sorted([*(root / "napipatch").rglob("*.py"), *(root / "checks").rglob("*.py")]):
+        used = set()
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                used |= {"subprocess" for a in node.names if a.name == "subprocess"}
+            elif isinstance(node, ast.ImportFrom) and node.module == "subprocess":
+                used.add("subprocess")
+            elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and \
+                    f"{node.value.id}.{node.attr}" in ("os.fork", "signal.alarm",
+                                                       "signal.setitimer"):
+                used.add(f"{node.value.id}.{node.attr}")
+        if used:
+            out[str(path.relative_to(root))] = used
+    return out
+
+
+def test_only_procs_starts_processes():
+    """One way to start a process: procs, git included (tree/gitutil.py runs
+    git through it); the exceptions are named above with why."""
+    assert process_starts(ROOT) == {m: uses for m, (uses, _why) in OWN_PROCESSES.items()}

@@ -189,7 +189,8 @@ def test_a_context_no_selected_check_answers_is_unknown():
     r.coverage = {"checkpatch": ["checkpatch"]}
     fc = forecast(r)
     assert fc[0]["checkpatch"].description == "not run here: checkpatch not selected (--only checkpatch)"
-    assert fc[0]["ai-review"].description == "an AI review service: napipatch does not run one"
+    # ai-review has a check, but not in this report's registry: napipatch has none here
+    assert fc[0]["ai-review"].description == "napipatch has no check for it"
 
 
 def test_build_contexts_come_from_the_warnings_jobs_and_a_sampled_header_is_unknown():
@@ -351,11 +352,19 @@ _GUEST = [CheckResult("boot/virtio-net", "info", 30.0, nipa=("contest",)),
 
 
 def _case(name, status, **kw):
-    """A selftest case's finding, as the boot job makes it."""
+    """A selftest case's finding, as the boot job makes it and the pipeline
+    gives it to the selftest check (its id and contest context stamped)."""
+    from napipatch.engine.registry import discover
+    from napipatch.jobs.executor import JobResult
     from napipatch.jobs.results.selftests import CaseResult
     from napipatch.jobs.results.verdicts import selftest_findings
-    return selftest_findings("virtio-net", [CaseResult(f"net:nl_netdev.py:{name}", status)], 5,
-                             "0123456789ab", **kw)
+    from napipatch.pipeline.jobchecks import results_of
+    case = CaseResult(f"net:nl_netdev.py:{name}", status)
+    case.flaky = kw.pop("flaky", "")
+    found = selftest_findings("virtio-net", [case], 5, "0123456789ab", **kw)
+    [(_result, stamped)] = results_of([discover()["selftest"]],
+                                      JobResult("boot", "virtio-net", "pass", found, 1.0))
+    return stamped
 
 
 def test_contest_is_success_when_every_selftest_case_passed():
@@ -405,12 +414,8 @@ def test_contest_skip_is_a_warning_and_a_failure_at_the_base_is_not_known():
 
 
 def test_contest_flaky_case_is_a_warning_naming_the_retry():
-    from napipatch.jobs.results.selftests import CaseResult
-    from napipatch.jobs.results.verdicts import selftest_findings
-    c = CaseResult("net:nl_netdev.py:napi_list_check", "ok")
-    c.flaky = "failed on the first run: timeout, ok on the retry"
-    flaky = selftest_findings("virtio-net", [c], 5, "0123456789ab", on_base=None,
-                              console_log="c.log")
+    flaky = _case("napi_list_check", "ok", on_base=None, console_log="c.log",
+                  flaky="failed on the first run: timeout, ok on the retry")
     ok = _case("empty_check", "ok", on_base=None, console_log="c.log")
     cell = _contest(ok + flaky, _GUEST)[0]
     assert cell["state"] == "warning" and "napi_list_check flaky" in cell["description"]

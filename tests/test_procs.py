@@ -332,3 +332,19 @@ def test_a_run_read_to_its_end_is_not_late_while_another_goes_on():
 def test_a_tool_that_closed_its_output_still_has_its_deadline():
     with pytest.raises(procs.ProcessTimeout):
         procs.run(["sh", "-c", "echo bye; exec >&- 2>&-; exec sleep 30"], timeout=1)
+
+
+def test_a_deadline_bounds_every_tool_started_under_it():
+    """A job's deadline (``procs.deadline``): the tool running when it passes
+    is killed with its children, and none starts after it."""
+    t0 = time.monotonic()
+    with procs.deadline(1.0) as limit:
+        with pytest.raises(procs.ProcessTimeout) as killed:
+            procs.run(["sh", "-c", "sleep 60 & echo $!; wait"], timeout=30)
+        assert limit.expired and time.monotonic() - t0 < 10
+        with pytest.raises(procs.ProcessTimeout, match="not started: the job's deadline"):
+            procs.run(["true"], timeout=None)
+    child = int(killed.value.output.split()[0])
+    assert not Path(f"/proc/{child}").exists() or \
+        Path(f"/proc/{child}/stat").read_text().split()[2] == "Z"
+    assert procs.run(["true"], timeout=None).returncode == 0  # outside it, no deadline

@@ -54,7 +54,7 @@ def test_a_splat_in_the_hosts_kernel_log_during_the_plan_is_an_error(tmp_path, s
     assert err.message == (f"idpf: kernel WARNING splat during the test plan at the base "
                            f"({base_commit[:12]}): {SPLAT[0]} (first frame dev_open at "
                            "net/core/dev.c:1234)"), err.message
-    assert (err.check, err.file, err.line) == ("idpf", "net/core/dev.c", 1234)
+    assert (err.check, err.file, err.line) == ("host", "net/core/dev.c", 1234)
     assert "dev_change_flags+0x22/0x60" in err.details and "frames not decoded: no " in err.details
     assert err.hint.startswith("first frames: dev_open < dev_change_flags < do_setlink; console log: ")
     klog = Path(err.hint.rsplit("console log: ", 1)[1])
@@ -65,6 +65,7 @@ def test_a_splat_in_the_hosts_kernel_log_during_the_plan_is_an_error(tmp_path, s
         [("WARNING", "plan", "net/core/dev.c", 1234)]
     report = remote_report(res, kernel_tree, base_commit)
     assert report.exit_code == 1
+    assert {f.check for f in report.findings} == {"remote"}  # not the target's name
 
     again = run()
     assert again.status == "pass", [f.message for f in again.findings]

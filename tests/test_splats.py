@@ -246,7 +246,7 @@ def test_a_splat_is_an_error_on_its_test_even_when_it_printed_ok_unless_the_base
     found = splats.scan(WARN)
     new = splat_findings("virtio-net", found, 1, "a" * 40, None, "/x.log")
     assert [(f.check, f.severity.value, f.file, f.line) for f in new] == \
-        [("selftest", "error", "net/core/netdev-genl.c", 118)]
+        [("tests", "error", "net/core/netdev-genl.c", 118)]
     assert new[0].message.startswith("virtio-net: kernel WARNING splat during selftest "
                                      "net:nl_netdev.py at patch 1 (aaaaaaaaaaaa): WARNING: CPU:")
     assert "first frame netdev_nl_dev_get_doit at net/core/netdev-genl.c:118" in new[0].message
@@ -255,7 +255,7 @@ def test_a_splat_is_an_error_on_its_test_even_when_it_printed_ok_unless_the_base
     assert old[0].message.endswith("pre-existing, the base shows the same splat")
     plan = splat_findings("virtio-net", splats.scan("NAPIPATCH-PLAN-BEGIN\n" + RCU), 1,
                           "a" * 40, set(), "/x.log")
-    assert [(f.check, f.severity.value) for f in plan] == [("boot", "error")]
+    assert [(f.check, f.severity.value) for f in plan] == [("guest", "error")]
 
 
 def test_a_decode_that_fails_keeps_the_raw_frames_and_says_why(tmp_path):

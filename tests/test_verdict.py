@@ -11,6 +11,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from conftest import LORE
@@ -114,8 +115,8 @@ def test_an_infrastructure_failure_of_a_job_is_no_result_not_a_pass():
     from napipatch.engine.registry import discover
     from napipatch.jobs.executor import infra_result
     from napipatch.mails.mbox import read_mbox
-    from napipatch.pipeline.jobchecks import results_of
     from napipatch.mails.series import assemble
+    from napipatch.pipeline.jobchecks import results_of
     from napipatch.report.model import CheckResult, Report
     from napipatch.report.render import render_report
 
@@ -149,3 +150,94 @@ def test_an_unreadable_diff_is_said_once_and_is_never_clean(cli, tmp_path):
                          "Hunk diff line expected: @@ -691,6 +699,7 @@ operations:\n")
     status = {c["id"]: c["status"] for c in data["checks"]}
     assert status == {"cachelines": "error", "kdoc": "error", "split": "error", "subject": "warn"}
+
+
+def test_remote_findings_carry_the_remote_check_id():
+    """The remote job makes its findings on its channel (``host``) of its
+    target (idpf); in the report they are the ``remote`` check's, as ``--only remote`` and
+    ``checks[].id`` (``remote/idpf``) name it: a reader filtering the JSON
+    report's findings by the check it asked for finds them."""
+    from napipatch.engine.registry import discover
+    from napipatch.jobs.executor import JobResult
+    from napipatch.mails.mbox import read_mbox
+    from napipatch.mails.series import assemble
+    from napipatch.pipeline.jobchecks import results_of
+    from napipatch.report.findings import Finding, Severity
+    from napipatch.report.model import Report
+    from napipatch.report.render import render_report
+
+    job = JobResult("remote", "idpf", "fail", [
+        Finding(check="host", severity=Severity.ERROR, patch=4,
+                message="idpf: test failed: threaded reads 0 by default"),
+        Finding(check="host", severity=Severity.INFO, patch=0,
+                message="idpf host 10.0.0.2: kernel 6.12.0 (kexec), 3 ok, 1 not ok")], 12.0)
+    report = Report(series=assemble(read_mbox(V4), str(V4)), tree=None, base=None, base_why="")
+    for result, findings in results_of([discover()["remote"]], job):
+        report.add(result, findings)
+    data = json.loads(render_report(report, "json"))
+    assert [(c["id"], c["status"]) for c in data["checks"]] == [("remote/idpf", "fail")]
+    assert [(f["check"], f["severity"]) for f in data["findings"]] == \
+        [("remote", "error"), ("remote", "info")]
+
+
+SERIES_612 = Path(__file__).resolve().parent.parent / "series/threaded-busy-poll-6.12/v4"
+
+
+@pytest.mark.tree
+def test_a_job_that_raises_crashes_its_checks_and_the_others_report(cli, kernel_tree):
+    """A job raising mid-run (the docs build, after reading what the series
+    changed) is its checks' crash with the exception's first line; the
+    static checks still report, the run is never clean: exit 3, the
+    verdict of every crash (README's exit-status table)."""
+    cp = _run_patched(cli, "import napipatch.jobs.warnings.docs as d\n"
+                      "def boom(path, exists): raise RuntimeError('sphinx went away\\nline two')\n"
+                      "d.sphinx_dir = boom",
+                      "check", SERIES_612, "--tree", kernel_tree, "--only",
+                      "htmldocs,subject,signoff", "--no-cache", "--format", "json")
+    assert cp.returncode == 3, cp.stderr
+    data = json.loads(cp.stdout)
+    status = {c["id"]: c["status"] for c in data["checks"]}
+    assert status["htmldocs"] == "crashed" and status["subject"] in ("pass", "info", "warn")
+    assert status["signoff"] in ("pass", "info", "warn", "fail")
+    assert data["summary"]["verdict"] == "crashed"
+    assert data["summary"]["incomplete"] == [{
+        "id": "htmldocs", "status": "crashed",
+        "reason": "job crashed: RuntimeError: sphinx went away"}]
+    [said] = [f for f in data["findings"] if f["check"] == "htmldocs"]
+    assert said["message"] == "job crashed: RuntimeError: sphinx went away"
+    assert "line two" not in said["message"] and "Traceback" in said["details"]
+
+
+@pytest.mark.tree
+def test_a_build_past_its_deadline_is_killed_with_its_children(kernel_tree, base_commit,
+                                                               tmp_path):
+    """napipatch.build.job-timeout: the build's make and the compilers it
+    started are killed at the deadline, no other step starts, and the
+    build's checks time out. The first run spends its time making the build
+    worktree (git); the second finds it and is stopped in make."""
+    from napipatch.jobs.build.job import BuildJob
+    from napipatch.jobs.executor import LocalExecutor
+
+    build = tmp_path / "build"
+    os.environ["NAPIPATCH_BUILD_DIR"] = str(build)
+    log = ""
+    try:
+        # Under load the worktree (git) may take more than one deadline:
+        # each run goes on from what the last one left, until one is in make.
+        for _ in range(5):
+            job = BuildJob(repo=kernel_tree, target="virtio-net", base=base_commit, commits=[],
+                           cache=tmp_path / "cache", jobs=2)
+            res = LocalExecutor(timeouts={"build": 20.0}.get).submit(job)
+            assert res.status == "timeout", [f.message for f in res.findings]
+            assert [f.message for f in res.findings] == [
+                "build job ran past its deadline of 20 s and was stopped with what it started; "
+                "its result is missing from this report"]
+            logs = sorted(build.glob("*/virtio-net/logs/*.log"))
+            log = logs[-1].read_text() if logs else ""
+            if "  HOSTCC  " in log:
+                break
+    finally:
+        del os.environ["NAPIPATCH_BUILD_DIR"]
+    assert "  HOSTCC  " in log, log  # make was running, compilers under it
+    left = subprocess.run(["pgrep", "-f", str(build)], capture_output=True, text=True)
+    assert left.stdout.split() == []

@@ -255,7 +255,7 @@ def test_a_warning_that_replaced_another_is_new_here_and_success_for_nipa():
     for step, state in ((grew, "fail"), (same, "success")):
         found = [f for f in step_findings(CONFIGS["w1"], step) if f.severity.value == "warning"]
         assert [(f.check, f.message, f.nipa) for f in found] == [
-            ("build-w1", d.message, {"build_allmodconfig_warn": state})]
+            ("compiler", d.message, {"*": state})]
 
 
 @pytest.mark.tree
@@ -273,7 +273,7 @@ def test_missing_toolchain_is_one_line_naming_the_package(cli, kernel_tree, base
     cp = cli("test", "warnings", d, "--tree", kernel_tree, "--only", "build-clang",
              env={"PATH": str(bindir), "NAPIPATCH_BUILD_DIR": str(tmp_path / "build")})
     assert cp.returncode == 2, (cp.stdout, cp.stderr)
-    assert "build-clang could not run: clang, ld.lld, llvm-ar" in cp.stdout
+    assert "clang LLVM=1 allmodconfig W=1 could not run: clang, ld.lld, llvm-ar" in cp.stdout
     assert "(apt-get install clang lld llvm)" in cp.stdout
     assert "1 could not run: build-clang" in cp.stdout
     assert "Traceback" not in cp.stderr

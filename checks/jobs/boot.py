@@ -32,4 +32,4 @@ from napipatch.checks import check
 @check(id="boot", summary="the series tip boots in QEMU and passes its target's test plan",
        scope="series", needs="boot", job="boot", nipa=("contest",))
 def run(result):
-    return result.of("boot")
+    return result.on("guest")

@@ -32,4 +32,4 @@ from napipatch.checks import check
 @check(id="build", summary="the base and every patch build for each target (virtio-net, idpf)",
        scope="patch", needs="build", job="build")
 def run(result):
-    return result.of("build")
+    return result.on("steps")

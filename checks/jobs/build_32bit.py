@@ -27,4 +27,4 @@ from napipatch.checks import check
 @check(id="build-32bit", summary="new ARCH=i386 W=1 warnings in the objects a patch can change",
        scope="patch", needs="build", job="warnings-32bit", nipa=("build_32bit",))
 def run(result):
-    return result.of("build-32bit")
+    return result.on("compiler")

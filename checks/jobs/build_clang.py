@@ -27,4 +27,4 @@ from napipatch.checks import check
 @check(id="build-clang", summary="new clang LLVM=1 W=1 warnings in the objects a patch can change",
        scope="patch", needs="build", job="warnings-clang", nipa=("build_clang",))
 def run(result):
-    return result.of("build-clang")
+    return result.on("compiler")

@@ -37,4 +37,4 @@ from napipatch.checks import check
                                  "warnings or untracked files (parent against patch)",
        scope="patch", needs="build", job="build-tools", nipa=("build_tools",))
 def run(result):
-    return result.of("build-tools")
+    return result.on("output")

@@ -30,4 +30,4 @@ from napipatch.checks import check
                               "(x86_64 allmodconfig)",
        scope="patch", needs="build", job="warnings-w1", nipa=("build_allmodconfig_warn",))
 def run(result):
-    return result.of("build-w1")
+    return result.on("compiler")

@@ -25,4 +25,4 @@ from napipatch.checks import check
 @check(id="cocci", summary="new coccicheck reports in the C files the series touches",
        scope="series", needs="build", job="cocci")
 def run(result):
-    return result.of("cocci")
+    return result.on("output")

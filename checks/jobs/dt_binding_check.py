@@ -38,4 +38,4 @@ from napipatch.checks import check
                                       "patch)",
        scope="patch", needs="build", job="dt-binding-check", nipa=("dt_binding_check",))
 def run(result):
-    return result.of("dt-binding-check")
+    return result.on("output")

@@ -28,4 +28,4 @@ from napipatch.checks import check
 @check(id="htmldocs", summary="new Sphinx warnings in the documents the series touches",
        scope="series", needs="build", job="htmldocs")
 def run(result):
-    return result.of("htmldocs")
+    return result.on("output")

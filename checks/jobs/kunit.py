@@ -37,4 +37,4 @@ from napipatch.checks import check
                            "UML (at the series; the base for comparison)",
        scope="series", needs="build", job="kunit", nipa=("contest",))
 def run(result):
-    return result.of("kunit")
+    return result.on("output")

@@ -32,5 +32,5 @@ from napipatch.checks import check
                             "passes its plan",
        scope="series", needs="boot", job="remote")
 def run(result):
-    # The remote job writes its findings under the target's name (idpf).
-    return result.of(result.target)
+    # Everything the remote job saw on the host (its boot, plan, kernel log).
+    return result.on("host")

@@ -51,4 +51,4 @@ from napipatch.checks import check
        scope="series", needs="boot", job="boot", nipa=("contest",))
 def run(result):
     # A boot without a guest that runs selftests (busybox) has no result here.
-    return result.of("selftest") or None
+    return result.on("tests") or None

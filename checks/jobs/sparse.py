@@ -26,4 +26,4 @@ from napipatch.checks import check
 @check(id="sparse", summary="new sparse (C=1) warnings in the objects a patch can change",
        scope="patch", needs="build", job="warnings-w1", nipa=("build_allmodconfig_warn",))
 def run(result):
-    return result.of("sparse")
+    return result.on("checker")

@@ -33,4 +33,4 @@ from napipatch.checks import check
                                "(at the last patch changing a spec, base for comparison)",
        scope="series", needs="build", job="ynl-tools", nipa=("ynl",))
 def run(result):
-    return result.of("ynl-build")
+    return result.on("output")

@@ -97,15 +97,16 @@ def result_key(check_id: str, fingerprint: str, series: Series, upto: int, base:
         # When and where in a thread it was posted (repost-wait, new-thread).
         h.update(f"\0{m.date}\0{m.msgid}\0{m.in_reply_to}\0{' '.join(m.references)}\0"
                  .encode())
-    h.update(repr(series.extra.get("recipients")).encode())
-    # When a stored version was sent, and whether its cover is format-patch's placeholder.
-    h.update(repr((series.extra.get("sent"), series.extra.get("synthetic-cover"))).encode())
-    # The previous version's record (ctx.history), for the checks that read
-    # it: a reply imported or a send recorded since gives another key, never
-    # a stale result.
-    # net-next's state from the list's newest announcement (net-next-closed).
-    h.update(b"\0net-next\0" + json.dumps(series.extra.get("net-next"), sort_keys=True,
-                                          default=str).encode())
+    # Everything else the front-ends put beside the mails (Series.extra: who
+    # a stored version went to and when, the list's net-next announcement,
+    # a b4 cover's placeholder, review tags, where a series was carried
+    # from), hashed whole: a key added there can never give a stale result.
+    # The previous version's record (ctx.history) only for the checks that
+    # read it: a series checked as a directory and through the send hook
+    # has another name, so another "why" in its history, and must still
+    # share the other checks' results.
+    rest = {k: v for k, v in series.extra.items() if k != "history"}
+    h.update(b"\0extra\0" + json.dumps(rest, sort_keys=True, default=str).encode())
     if history:
         h.update(b"\0history\0" + json.dumps(series.extra.get("history"), sort_keys=True,
                                                default=str).encode())

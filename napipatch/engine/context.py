@@ -277,11 +277,12 @@ class PatchContext(_History):
 
     def finding(self, severity: Severity | str, message: str, file: str | None = None,
                 line: int | None = None, hint: str = "", details: str = "",
-                patch: int | None = None, nipa: dict[str, str] | None = None) -> Finding:
+                patch: int | None = None, nipa: dict[str, str] | None = None,
+                fix: dict | None = None) -> Finding:
         # The engine stamps the check id; checks cannot report as another.
         return Finding(check="", severity=Severity(severity),
                        patch=self.n if patch is None else patch, message=message,
-                       file=file, line=line, hint=hint, details=details, nipa=nipa)
+                       file=file, line=line, hint=hint, details=details, nipa=nipa, fix=fix)
 
 
 @dataclass
@@ -312,6 +313,7 @@ class SeriesContext(_History):
         return self.tree.applied.tip if self.tree else None
 
     def finding(self, severity, message, file=None, line=None, hint="", details="",
-                patch: int = 0, nipa: dict[str, str] | None = None) -> Finding:
+                patch: int = 0, nipa: dict[str, str] | None = None,
+                fix: dict | None = None) -> Finding:
         return Finding(check="", severity=Severity(severity), patch=patch, message=message,
-                       file=file, line=line, hint=hint, details=details, nipa=nipa)
+                       file=file, line=line, hint=hint, details=details, nipa=nipa, fix=fix)

@@ -95,6 +95,7 @@ class _Running:
     started: float
     chunks: list
     size: int = 0
+    budget: float = 0.0   # seconds it may run (0: no limit)
 
 
 def _reap(pid: int) -> int:
@@ -128,12 +129,15 @@ def _finish(run: _Running, now: float, timed_out: bool) -> Ended:
     return Ended("raised", error=got[1], trace=got[2], env_error=got[3], seconds=seconds)
 
 
-def run_forked(tasks: Sequence[Callable[[], Any]], jobs: int, budget: float,
+def run_forked(tasks: Sequence[Callable[[], Any]], jobs: int,
+               budget: float | Sequence[float],
                on_end: Callable[[int, Ended], None] | None = None) -> list[Ended]:
     """Run every task in its own forked child, ``jobs`` at a time, each
     killed (with its process group) ``budget`` seconds after it started
-    (0: no budget). Results come in the order of ``tasks``; ``on_end(i,
-    ended)`` is called as each one ends."""
+    (0: no budget; a sequence: each task's own). Results come in the order
+    of ``tasks``; ``on_end(i, ended)`` is called as each one ends."""
+    budgets = [float(b) for b in budget] if isinstance(budget, Sequence) \
+        else [float(budget)] * len(tasks)
     results: list[Ended | None] = [None] * len(tasks)
     running: dict[int, _Running] = {}   # read fd -> unit
     sel = selectors.DefaultSelector()
@@ -141,13 +145,13 @@ def run_forked(tasks: Sequence[Callable[[], Any]], jobs: int, budget: float,
     try:
         while nxt < len(tasks) or running:
             while nxt < len(tasks) and len(running) < max(1, jobs):
-                run = _start(tasks[nxt], nxt)
+                run = _start(tasks[nxt], nxt, budgets[nxt])
                 running[run.rfd] = run
                 sel.register(run.rfd, selectors.EVENT_READ, run)
                 nxt += 1
             now = time.monotonic()
-            wait = min((r.started + budget - now for r in running.values()), default=None) \
-                if budget else None
+            wait = min((r.started + r.budget - now for r in running.values() if r.budget),
+                       default=None)
             for key, _ in sel.select(timeout=None if wait is None else max(0.0, wait)):
                 run = key.data
                 chunk = os.read(run.rfd, 1 << 20)
@@ -158,10 +162,9 @@ def run_forked(tasks: Sequence[Callable[[], Any]], jobs: int, budget: float,
                 if chunk:        # over the bound: stop reading, the unit dies
                     run.size += len(chunk)
                 _end(run, results, running, sel, time.monotonic(), False, on_end)
-            if budget:
-                now = time.monotonic()
-                for run in [r for r in running.values() if now - r.started >= budget]:
-                    _end(run, results, running, sel, now, True, on_end)
+            now = time.monotonic()
+            for run in [r for r in running.values() if r.budget and now - r.started >= r.budget]:
+                _end(run, results, running, sel, now, True, on_end)
     finally:
         # An interrupt (^C) or an error here: no child may outlive the run.
         for run in list(running.values()):
@@ -172,7 +175,7 @@ def run_forked(tasks: Sequence[Callable[[], Any]], jobs: int, budget: float,
     return [r for r in results if r is not None]
 
 
-def _start(task: Callable[[], Any], index: int) -> _Running:
+def _start(task: Callable[[], Any], index: int, budget: float) -> _Running:
     rfd, wfd = os.pipe()
     pid = os.fork()
     if pid == 0:
@@ -183,7 +186,7 @@ def _start(task: Callable[[], Any], index: int) -> _Running:
         os.setpgid(pid, pid)   # also here: the parent must not race the child's own call
     except (ProcessLookupError, PermissionError):
         pass                   # the child already did it, or already left
-    return _Running(index, pid, rfd, time.monotonic(), [])
+    return _Running(index, pid, rfd, time.monotonic(), [], budget=budget)
 
 
 def _end(run: _Running, results: list, running: dict, sel, now: float, timed_out: bool,

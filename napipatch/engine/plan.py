@@ -10,7 +10,7 @@ import fnmatch
 import time
 from dataclasses import dataclass
 
-from napipatch.config import Config
+from napipatch.config import KEYS, Config
 from napipatch.engine.cache import ResultCache, result_key
 from napipatch.engine.context import (
     PatchContext,
@@ -56,9 +56,21 @@ def plan(checks: list[CheckInfo], view: TreeView | None, pctx: list[PatchContext
     for check in checks:
         if check.needs in ("scripts", "tree") and view is None:
             units.append(Unit(check, None, "needs --tree"))
+        elif check.requires and not getattr(sctx.config, check.requires):
+            key = next(k.key for k in KEYS if k.attr == check.requires)
+            units.append(Unit(check, None, f"{key} is not set"))
         else:
             units += [Unit(check, ctx) for ctx in (pctx if check.scope == "patch" else [sctx])]
     return sorted(units, key=lambda u: u.order)
+
+
+def budget(check: CheckInfo, config: Config) -> float:
+    """Seconds a unit of ``check`` may run: napipatch.check-timeout, or the
+    check's own deadline and a minute for napipatch's part (0: no limit)."""
+    if not check.timeout:
+        return config.check_timeout
+    own = getattr(config, check.timeout)
+    return own + 60.0 if own else 0.0
 
 
 def cache_key(unit: Unit, series: Series, view: TreeView | None) -> str:

@@ -6,7 +6,7 @@ reviewer cares / Example / Fix) and one function ``run(ctx)`` declared with
 it needs ("diff": runs from the mails alone and uses a tree when given;
 "scripts": needs the tree's trusted scripts but not the patch applied;
 "tree": needs the patch applied in a tree; "build" or "boot": a job check,
-reading the result of ``job``, one of ``napipatch.checks.JOBS``), its version (part of the cache
+reading the result of ``job``, one of ``napipatch.jobs.kinds.KINDS``), its version (part of the cache
 key: bump it when results change), and the NIPA tests it answers for
 (names from ``napipatch.report.nipa``; ``nipa_needs_tree`` when a "diff"
 check answers them only with a tree) or its ``group`` ("netdev process":
@@ -29,13 +29,15 @@ import inspect
 import pkgutil
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from types import ModuleType
 
 import napipatch.checks
-from napipatch.checks import JOBS, Declaration
+from napipatch.checks import Declaration
+from napipatch.config import Config
 from napipatch.engine.cache import fingerprint
 from napipatch.errors import NapipatchError
+from napipatch.jobs.kinds import KINDS
 from napipatch.report import nipa as nipa_contexts
 from napipatch.report.groups import GROUPS
 
@@ -65,6 +67,9 @@ class CheckInfo:
     job: str = ""
     group: str = ""     # "" or "netdev process" (napipatch.report.groups.GROUPS)
     history: bool = False  # reads ctx.history, which joins its cache key
+    requires: str = ""  # a Config attribute the check runs only with (else skipped)
+    timeout: str = ""   # a Config attribute holding its own deadline (seconds)
+    fixes: str = ""     # what `napipatch fix` does for its findings ("": nothing)
 
     @property
     def is_job(self) -> bool:
@@ -132,8 +137,8 @@ def problems(decl: Declaration, doc: str, module: ModuleType | None = None) -> l
     for what, values in (("files", decl.files), ("preload", decl.preload)):
         if not all(isinstance(v, str) and v for v in values):
             out.append(f"{what} must be non-empty strings")
-    if decl.needs in JOB_NEEDS and decl.job not in JOBS:
-        out.append(f"job {decl.job!r} is not one of {', '.join(JOBS)} "
+    if decl.needs in JOB_NEEDS and decl.job not in KINDS:
+        out.append(f"job {decl.job!r} is not one of {', '.join(KINDS)} "
                    f"(needs {decl.needs!r} is a job check's)")
     if decl.needs in STATIC_NEEDS and decl.job:
         out.append(f"job {decl.job!r} is for needs build or boot, not {decl.needs!r}")
@@ -147,6 +152,12 @@ def problems(decl: Declaration, doc: str, module: ModuleType | None = None) -> l
     if module is not None and not decl.history and "ctx.history" in _source(module):
         out.append("reads ctx.history without history=True: its cached results would not "
                    "follow the previous version's record")
+    settings = {f.name for f in fields(Config)}
+    for what, name in (("requires", decl.requires), ("timeout", decl.timeout)):
+        if name and name not in settings:
+            out.append(f"{what} {name!r} is no napipatch setting (napipatch/config.py)")
+    if decl.fixes and ("\n" in decl.fixes or decl.is_job):
+        out.append("fixes must be one line, on a static check")
     if decl.zygote and not all(callable(getattr(module, f, None)) for f in ("warm", "serve")):
         out.append("zygote=True needs module functions warm() and serve(request)")
     missing = [s for s in SECTIONS if not re.search(rf"^{s}:\s*$", doc, re.MULTILINE)]
@@ -185,7 +196,8 @@ def _load_one(name: str) -> CheckInfo | Broken:
                      version=decl.version, module=m, needs_applied=decl.needs_applied,
                      nipa=decl.nipa, fn=fns[0], nipa_needs_tree=decl.nipa_needs_tree,
                      files=decl.files, preload=decl.preload, zygote=decl.zygote,
-                     job=decl.job, group=decl.group, history=decl.history)
+                     job=decl.job, group=decl.group, history=decl.history,
+                     requires=decl.requires, timeout=decl.timeout, fixes=decl.fixes)
 
 
 def load() -> Registry:

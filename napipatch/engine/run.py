@@ -37,7 +37,7 @@ from napipatch.engine.outcomes import (
     result_of,
     unique,
 )
-from napipatch.engine.plan import Unit, cache_key, diff_paths, plan, reads, settled
+from napipatch.engine.plan import Unit, budget, cache_key, diff_paths, plan, reads, settled
 from napipatch.engine.registry import Broken, CheckInfo
 from napipatch.mails.hunks import parse_diff
 from napipatch.mails.series import Series
@@ -98,6 +98,8 @@ def checked(unit: Unit) -> tuple[list[Finding], list[list]]:
     unit.ctx.check_id = unit.check.id   # this process's own copy: for ctx.ask
     # A netdev process check's findings mean nothing to NIPA (``{}``), whatever it said.
     extra = {"nipa": {}} if unit.check.group else {}
+    if not unit.check.fixes:
+        extra["fix"] = None     # only a check declaring ``fixes`` fixes
     got = [replace(f, check=unit.check.id, **extra) for f in (unit.check.run(unit.ctx) or [])]
     return got, inputs.items()
 
@@ -112,17 +114,17 @@ def run_units(units: list[Unit], series: Series, view: TreeView | None, config: 
     rest each in a forked process within ``napipatch.check-timeout``."""
     outcomes: list[Outcome | None] = [settled(u, series, view, config, cache) for u in units]
     todo = [i for i, o in enumerate(outcomes) if o is None]
-    budget = config.check_timeout
+    budgets = [budget(units[i].check, config) for i in todo]
     _preload([units[i].check for i in todo])
 
     def store(k: int, ended: Ended) -> None:
         i = todo[k]
-        outcomes[i] = outcome_of(units[i].check.id, _patch_of(units[i]), ended, budget)
+        outcomes[i] = outcome_of(units[i].check.id, _patch_of(units[i]), ended, budgets[k])
         if ended.how == "ok" and cache.enabled:
             cache.put(cache_key(units[i], series, view), *ended.value)
 
     run_forked([functools.partial(checked, units[i]) for i in todo], max(1, config.jobs),
-               budget, on_end=store)
+               budgets, on_end=store)
     return outcomes
 
 

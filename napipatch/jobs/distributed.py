@@ -30,17 +30,9 @@ from pathlib import Path
 from typing import Any
 
 from napipatch.errors import NapipatchError
-from napipatch.jobs.boot.remote import RemoteJob
-from napipatch.jobs.boot.job import BootJob
-from napipatch.jobs.build.job import BuildJob
-from napipatch.jobs.executor import JobResult, infra_result, is_infra
-from napipatch.jobs.kunit.job import KunitJob
-from napipatch.jobs.tools.dtbinding import DtBindingJob
-from napipatch.jobs.tools.selftests import ToolsJob
-from napipatch.jobs.tools.ynl import YnlJob
-from napipatch.jobs.warnings.cocci import CocciJob
-from napipatch.jobs.warnings.docs import DocsJob
-from napipatch.jobs.warnings.job import WarningsJob
+from napipatch.jobs.executor import INFRA, JobResult, infra_result, is_infra, kind_of
+from napipatch.jobs.executor import run_job as run_here
+from napipatch.jobs.kinds import job_class
 from napipatch.mails.mail import parse_message, split_mbox
 from napipatch.mails.series import Series
 from napipatch.report.findings import Finding, Severity
@@ -61,23 +53,24 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def job_types() -> dict[str, type]:
-    return {"build": BuildJob, "boot": BootJob, "remote": RemoteJob,
-            # the build-warning jobs go to the "build" queue (their ``queue``)
-            "warnings": WarningsJob, "cocci": CocciJob, "htmldocs": DocsJob,
-            # and the tools builds (NIPA's ynl, build_tools and dt_binding_check)
-            "ynl-tools": YnlJob, "build-tools": ToolsJob, "dt-binding-check": DtBindingJob,
-            # and KUnit (a UML build: the build queue too)
-            "kunit": KunitJob}
+def queue_of(job) -> str:
+    """The queue a job goes to: its kind's (``build`` for the build tests,
+    the tools builds and KUnit), else its target's (``idpf`` jobs reach only
+    workers with that hardware)."""
+    return job.kinds[0].queue or getattr(job, "target", "") or "default"
 
 
-def to_payload(job, patches: list[str] | None = None, base: str | None = None) -> dict:
+def to_payload(job, patches: list[str] | None = None, base: str | None = None,
+               timeout: float = 0.0) -> dict:
+    """What a worker is sent: the job's fields, the patches, the base, and
+    its deadline (``napipatch.job-timeout`` as the submitter has it)."""
     fields = {f.name: _plain(getattr(job, f.name)) for f in dataclasses.fields(job)}
-    return {"kind": job.kind, "job": fields, "patches": patches or [], "base": base}
+    return {"kind": job.kind, "job": fields, "patches": patches or [], "base": base,
+            "timeout": timeout}
 
 
 def from_payload(payload: dict):
-    cls = job_types()[payload["kind"]]
+    cls = job_class(payload["kind"])
     names = {f.name: f for f in dataclasses.fields(cls)}
     kwargs = {}
     for k, v in payload["job"].items():
@@ -154,7 +147,7 @@ def make_app(broker: str, backend: str | None = None, visibility_timeout: int = 
         try:
             ensure_commits(payload, worker_tree)
             job = from_payload(payload)
-            result = job.run(lambda msg: log.info("%s", msg))
+            result = run_here(job, lambda msg: log.info("%s", msg), payload.get("timeout"))
             return result_to_dict(result)
         except Exception as exc:  # noqa: BLE001 - classified below
             if not is_infra(exc):
@@ -180,14 +173,15 @@ class CeleryExecutor:
     """Submits jobs to per-target queues and waits for their results."""
 
     def __init__(self, app, patches: list[str] | None = None, base: str | None = None,
-                 timeout: float = 6 * 3600, progress=None):
+                 timeout: float = 6 * 3600, progress=None, timeouts=None):
         self.app, self.patches, self.base = app, patches, base
         self.timeout = timeout
+        self.timeouts = timeouts or (lambda _kind: 0.0)
         self.progress = progress or (lambda _m: None)
 
     def submit(self, job) -> JobResult:
-        payload = to_payload(job, self.patches, self.base)
-        queue = payload["job"].get("queue") or payload["job"].get("target") or "default"
+        payload = to_payload(job, self.patches, self.base, self.timeouts(kind_of(job).name))
+        queue = queue_of(job)
         self.progress(f"{queue}: {job.kind} job queued")
         res = self.app.send_task(TASK, args=[payload], queue=queue)
         try:
@@ -197,7 +191,7 @@ class CeleryExecutor:
                 raise NapipatchError(f"{queue} queue", f"no result within {self.timeout:.0f} s "
                                      "(is a worker running with --queues including it?)") from None
             return JobResult(kind=job.kind, target=queue, status="error", findings=[Finding(
-                check=job.kind, severity=Severity.WARNING, patch=0,
+                check=INFRA, severity=Severity.WARNING, patch=0,
                 message=f"{queue}: the worker failed to run the job: {type(exc).__name__}: {exc}",
                 hint="see the worker's log")])
 

@@ -3,8 +3,10 @@ the configured executor, and each job's result as the results of the
 checks that read it.
 
 A job check declares the job it reads (``@check(job=...)``, one of
-``napipatch.checks.JOBS``); its ``run(result)`` picks its findings from the
-job's ``JobResult``. ``build-w1`` and ``sparse`` read one W=1 C=1 build: it
+``napipatch.jobs.kinds.KINDS``, declared on the job classes); its
+``run(result)`` picks its findings from the
+job's ``JobResult`` by channel, and they become its own here (its id, its
+NIPA contexts). ``build-w1`` and ``sparse`` read one W=1 C=1 build: it
 runs once. A per-target job (build, boot, remote) runs for each target and
 gives one result per target (``build/virtio-net``).
 """
@@ -12,21 +14,16 @@ gives one result per target (``build/virtio-net``).
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 
-from napipatch.checks import JOBS, PER_TARGET_JOBS
 from napipatch.engine.registry import CheckInfo
 from napipatch.errors import NapipatchError
 from napipatch.jobs.boot.job import BootJob
 from napipatch.jobs.boot.remote import RemoteHost, RemoteJob, host_dict
 from napipatch.jobs.build.job import BuildJob
 from napipatch.jobs.distributed import CeleryExecutor, app_from_config
-from napipatch.jobs.executor import JobResult, LocalExecutor
-from napipatch.jobs.kunit.job import KunitJob
-from napipatch.jobs.tools.dtbinding import DtBindingJob
-from napipatch.jobs.tools.selftests import ToolsJob
-from napipatch.jobs.tools.ynl import YnlJob
-from napipatch.jobs.warnings.cocci import CocciJob
-from napipatch.jobs.warnings.docs import DocsJob
+from napipatch.jobs.executor import OWN, JobResult, LocalExecutor
+from napipatch.jobs.kinds import KINDS
 from napipatch.jobs.warnings.job import WarningsJob
 from napipatch.mails.series import Series
 from napipatch.pipeline.plan import JobPlan
@@ -34,52 +31,52 @@ from napipatch.report.findings import Finding, Severity
 from napipatch.report.model import INCOMPLETE, SKIPPED, CheckResult, Report, status_of
 from napipatch.tree.applied import Applied
 
-# The order the jobs run in: every build first (the boots reuse their
-# objects), then NIPA's build tests and tools builds, then the guests and
-# the hosts (KUnit, a UML build of its own, before the guests).
-ORDER = ("build", "warnings-w1", "warnings-32bit", "warnings-clang", "cocci", "htmldocs",
-         "ynl-tools", "build-tools", "dt-binding-check", "kunit", "boot", "remote")
-assert set(ORDER) == set(JOBS), "every job in napipatch.checks.JOBS has its place here"
-
 
 def executor_for(cfg, progress: Callable[[str], None], applied: Applied, series: Series):
     """The executor napipatch.executor names: local (default) or celery."""
     kind = (cfg.executor or "local").strip().lower()
     if kind == "local":
-        return LocalExecutor(progress)
+        return LocalExecutor(progress, cfg.job_seconds)
     if kind != "celery":
         raise NapipatchError("napipatch.executor", f"unknown executor {kind!r} (local, celery)")
     # Workers elsewhere re-apply the patches to get the same commits.
     patches = [m.as_format_patch() for m in series.patches[:len(applied.good)]]
-    return CeleryExecutor(app_from_config(cfg), patches=patches, base=applied.base, progress=progress)
+    return CeleryExecutor(app_from_config(cfg), patches=patches, base=applied.base,
+                          progress=progress, timeouts=cfg.job_seconds)
 
 
-def jobs_for(job: str, cfg, applied: Applied, plan: JobPlan) -> tuple[list, str]:
-    """The jobs that answer ``job`` for this series, or none and why."""
-    common = dict(repo=applied.repo, cache=cfg.cache, jobs=plan.jobs or cfg.jobs)
+def _per_target(cls: type, cfg, applied: Applied, plan: JobPlan, common: dict
+                ) -> tuple[list, str]:
+    """A per-target job's jobs: one a target the plan gives it, or none and why."""
     commits = applied.good
     tip = commits[-1] if commits else applied.base
-    if job == "build":
+    if cls is BuildJob:
         return [BuildJob(target=n, base=applied.base, commits=commits, **common)
                 for n in plan.builds()], "no target to build"
-    if job == "boot":
+    if cls is BootJob:
         return [BootJob(target=n, commit=tip, patch=0, timeout=plan.timeout,
                         label=f"patch-{len(commits)}" if commits else "base",
                         base=applied.base, at=len(commits), flavour=plan.flavour, **common)
                 for n in plan.boots()], "no bootable target"
-    if job == "remote":
-        return [RemoteJob(target=n, commit=tip, patch=0, base=applied.base, at=len(commits),
-                          host=host_dict(RemoteHost.from_config(cfg, n)), **common)
-                for n in plan.remotes(cfg)], \
-            "no host configured (git config napipatch.TARGET.host HOST)"
-    if not commits:
+    return [RemoteJob(target=n, commit=tip, patch=0, base=applied.base, at=len(commits),
+                      host=host_dict(RemoteHost.from_config(cfg, n)), **common)
+            for n in plan.remotes(cfg)], \
+        "no host configured (git config napipatch.TARGET.host HOST)"
+
+
+def jobs_for(job: str, cfg, applied: Applied, plan: JobPlan) -> tuple[list, str]:
+    """The jobs that answer ``job`` (a name in the job registry) for this
+    series, or none and why. A series job (all but the per-target ones) is
+    its class given the series and its declared ``args``."""
+    declared, cls = KINDS[job]
+    common = dict(repo=applied.repo, cache=cfg.cache, jobs=plan.jobs or cfg.jobs)
+    if declared.per_target:
+        return _per_target(cls, cfg, applied, plan, common)
+    if not applied.good:
         return [], "no patch applied"
-    if job.startswith("warnings-"):
-        return [WarningsJob(config=job.removeprefix("warnings-"), base=applied.base,
-                            commits=commits, limit=cfg.warnings_objects, **common)], ""
-    kind = {"cocci": CocciJob, "htmldocs": DocsJob, "ynl-tools": YnlJob,
-            "build-tools": ToolsJob, "dt-binding-check": DtBindingJob, "kunit": KunitJob}[job]
-    return [kind(base=applied.base, commits=commits, **common)], ""
+    extra = {"limit": cfg.warnings_objects} if cls is WarningsJob else {}
+    return [cls(base=applied.base, commits=applied.good, **dict(declared.args), **extra,
+                **common)], ""
 
 
 def _reason(result: JobResult) -> str:
@@ -90,6 +87,15 @@ def _reason(result: JobResult) -> str:
     return said[0].message if said else "the job could not run"
 
 
+def _stamped(f: Finding, check: CheckInfo) -> Finding:
+    """``f`` as ``check``'s finding: its id, its NIPA contexts named."""
+    nipa = f.nipa
+    if nipa and OWN in nipa:
+        nipa = {**{k: v for k, v in nipa.items() if k != OWN},
+                **{ctx: nipa[OWN] for ctx in check.nipa}}
+    return replace(f, check=check.id, nipa=nipa)
+
+
 def results_of(readers: list[CheckInfo], result: JobResult
                ) -> list[tuple[CheckResult, list[Finding]]]:
     """One job's result as the results of the checks that read it.
@@ -97,7 +103,11 @@ def results_of(readers: list[CheckInfo], result: JobResult
     Each check's ``run`` picks its findings (None: the job has no result for
     it). A job that gave no result (infrastructure, a timeout) makes each
     reader's status say so; what no reader picked (the reason) goes to the
-    first of them, so it is said once.
+    first of them, so it is said once. Every finding carries the id of the
+    check it went to (the remote job's ``remote``, not its target's name):
+    ``--only``, the checks and the findings of a report name one thing; a
+    job's NIPA state for "the reading check" (``OWN``) becomes one for each
+    context that check declares.
     """
     picked = [c.run(result) for c in readers]
     taken = {id(f) for got in picked for f in got or []}
@@ -107,8 +117,9 @@ def results_of(readers: list[CheckInfo], result: JobResult
     for i, (check, got) in enumerate(zip(readers, picked)):
         if got is None and not incomplete:
             continue
-        mine = list(got or []) + (loose if incomplete and i == 0 else [])
-        per_target = check.job in PER_TARGET_JOBS
+        mine = [_stamped(f, check)
+                for f in list(got or []) + (loose if incomplete and i == 0 else [])]
+        per_target = KINDS[check.job][0].per_target
         seconds = result.seconds if check.id != "selftest" else \
             result.data.get("selftest_seconds") or 0.0
         out.append((CheckResult(f"{check.id}/{result.target}" if per_target else check.id,
@@ -131,7 +142,7 @@ def run_job_checks(series: Series, cfg, applied: Applied | None, checks: list[Ch
             message=f"patches {applied.failure.patch}..{len(series.patches)} are not built "
                     "or booted: the series stops applying there"))
     ex = executor_for(cfg, progress or (lambda _msg: None), applied, series)
-    for job in ORDER:
+    for job in KINDS:  # in run order
         readers = [c for c in checks if c.job == job]
         if not readers:
             continue
@@ -139,5 +150,8 @@ def run_job_checks(series: Series, cfg, applied: Applied | None, checks: list[Ch
         for c in readers if not todo else []:
             report.add(CheckResult(c.id, SKIPPED, 0.0, reason=why_none, nipa=c.nipa), [])
         for one in todo:
-            for result, findings in results_of(readers, ex.submit(one)):
+            got = ex.submit(one)
+            if plan.memory is not None:  # the one place a job's result meets the memory
+                got = plan.memory.judge(got, applied.base)
+            for result, findings in results_of(readers, got):
                 report.add(result, findings)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from napipatch.errors import NapipatchError
 from napipatch.jobs import targets as targetdata
@@ -20,6 +21,8 @@ class JobPlan:
         jobs: ``make -j``; None: ``napipatch.jobs``.
         timeout: seconds before a hung guest is killed; None: the target's.
         flavour: which build of the boot targets boots (``--flavour debug``).
+        memory: judges each job's result by earlier runs (``bot.memory.Memory``:
+            flaky and known failures); None: each run stands alone.
     """
 
     targets: list[str] | None = None
@@ -28,6 +31,7 @@ class JobPlan:
     jobs: int | None = None
     timeout: float | None = None
     flavour: str = ""  # the boot targets' flavour (targets.toml [flavours.NAME]); "": plain
+    memory: Any = None  # bot.memory.Memory (typed loosely: the pipeline does not import the bot)
 
     def check_flavour(self) -> None:
         """Every boot target has ``flavour`` (a one-line error otherwise)."""

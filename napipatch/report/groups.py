@@ -29,6 +29,10 @@ LETTERS = {
                    "that did not change. Please carry them over to the next version (b4 "
                    "trailers -u does it), unless the patch changed enough that the reviewer "
                    "should look again.",
+    "review-followup": "Some review comments on the previous version seem left open: the "
+                       "lines they quote did not change, and neither a reply in the thread "
+                       "nor the changelog says why. Please answer each comment, in the code "
+                       "or on the list, and say in the changelog what changed.",
     "net-next-closed": "net-next is currently closed for new drivers, features, code "
                        "refactoring and optimizations; only bug fixes are accepted. Please "
                        "repost when net-next reopens. RFC patches sent for review only are "

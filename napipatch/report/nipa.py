@@ -133,8 +133,9 @@ CONTEXTS: tuple[Context, ...] = (
             "success when every test passed, warning when one skipped, pending when one "
             "failed (pw_contest.py's code_to_pw); napipatch runs the selftests the series "
             "changes or exercises and its target's list, not NIPA's whole set"),
-    Context("ai-review", "series", "an AI review of the series",
-            note="an AI review service: napipatch does not run one"),
+    Context("ai-review", "patch", "net and net-next series of at most 24 patches (longer: "
+            "warning): an LLM agent with netdev's review prompts; warning on each patch it "
+            "commented on, success on the others"),
     Context("build_allmodconfig_warn", "patch", "allmodconfig W=1 C=1 (sparse): fail when "
             "the build fails or the count of warning lines grows", partial=_SAMPLED),
     Context("build_32bit", "patch", "ARCH=i386 allmodconfig W=1: fail when warnings grow",

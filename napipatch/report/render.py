@@ -49,6 +49,7 @@ def to_data(report: Report) -> dict:
                    for c in report.checks],
         "summary": {"errors": report.errors, "warnings": report.warnings,
                     "infos": len(report.findings) - report.errors - report.warnings,
+                    "fixable": sum(f.fixable for f in report.findings),
                     "planned": len(report.planned), "completed": len(report.completed),
                     "incomplete": [{"id": c.id, "status": c.status, "reason": c.reason}
                                    for c in report.incomplete],
@@ -99,10 +100,12 @@ def render_report(report: Report, fmt: str, colour: bool = False) -> str:
     def line(f: dict) -> str:
         """One finding as gcc and ``checkpatch --showfile`` write it, so
         editors jump to ``FILE:LINE:``; without a file, the patch leads."""
+        # [*]: napipatch fix fixes it, as ruff marks what --fix fixes.
+        check = f"[{f['check']}]" + (" [*]" if f.get("fixable") else "")
         if not f["file"]:
-            return f"{label(f)}: {sev(f['severity'])}: [{f['check']}] {f['message']}"
+            return f"{label(f)}: {sev(f['severity'])}: {check} {f['message']}"
         loc = f"{f['file']}:{f['line']}" if f["line"] else f["file"]
-        return f"{loc}: {sev(f['severity'])}: {label(f)} [{f['check']}] {f['message']}"
+        return f"{loc}: {sev(f['severity'])}: {label(f)} {check} {f['message']}"
 
     def terse(f: dict) -> str:
         """checkpatch --terse --showfile's form, which b4 reads: a line with

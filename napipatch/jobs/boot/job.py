@@ -10,12 +10,13 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import ClassVar
 
-from napipatch.jobs import targets
 from napipatch.jobs.boot import qemu, selfrun
 from napipatch.jobs.boot.result import BootResult
+from napipatch.jobs.build import guestconfig
 from napipatch.jobs.build.builder import Builder
-from napipatch.jobs.executor import JobResult
+from napipatch.jobs.executor import GUEST, JobKind, JobResult
 from napipatch.jobs.results import choose
 from napipatch.jobs.results import splats as splatmod
 from napipatch.jobs.results.verdicts import (
@@ -27,6 +28,7 @@ from napipatch.jobs.results.verdicts import (
     tap_counts,
     tap_lines,
 )
+from napipatch.jobs.targets import Target
 from napipatch.report.findings import Finding, Severity
 
 
@@ -34,6 +36,10 @@ from napipatch.report.findings import Finding, Severity
 class BootJob:
     """Build the series tip for a bootable target and boot it: the target's
     test plan and (vng backend) the kernel's selftests, in one guest."""
+
+    kinds: ClassVar[tuple[JobKind, ...]] = (JobKind(
+        "boot", 10, "boots the series tip in QEMU for each bootable target: its test plan "
+                    "and the kernel selftests", per_target=True),)
 
     repo: Path
     target: str
@@ -50,14 +56,15 @@ class BootJob:
 
     def run(self, progress) -> JobResult:
         t0 = time.monotonic()
-        target = targets.load(self.target, self.flavour)
+        # the base's selftest fragments merged (guestconfig): as BuildJob builds it
+        target = guestconfig.load(self.target, self.repo, self.base or self.commit, self.flavour)
         guest = None
         found: list[splatmod.Splat] = []
         with Builder(self.repo, target, self.cache, jobs=self.jobs, progress=progress) as b:
             step = b.step(self.patch, self.commit, f"{self.label}-for-boot")
             kernel = b.dirs.obj / target.image
             if not step.ok:
-                f = Finding(check="boot", severity=Severity.ERROR, patch=self.patch,
+                f = Finding(check=GUEST, severity=Severity.ERROR, patch=self.patch,
                             message=f"not booted: {self.commit[:12]} does not build for {target.name}",
                             hint=f"full log: {step.log}", details=step.error_excerpt)
                 return JobResult("boot", target.name, "fail", [f], round(time.monotonic() - t0, 1))
@@ -72,12 +79,13 @@ class BootJob:
                 found = splatmod.unique(splatmod.scan(res.console))
                 if found:  # the boot's and the plan's: no selftests, no base to compare
                     selfrun.decode_splats(b, found, self.base, self.cache, progress)
-        findings = boot_findings(target.name, res, self.patch) + self._selftest_findings(guest) \
+        findings = boot_findings(target.name, res, self.patch) \
+            + self._selftest_findings(guest, target) \
             + (splat_findings(target.name, found, self.at, self.commit, None, str(res.console_log))
                if guest is None else [])
         status = "fail" if any(f.severity is Severity.ERROR for f in findings) else "pass"
         findings.append(Finding(
-            check="boot", severity=Severity.INFO, patch=0,
+            check=GUEST, severity=Severity.INFO, patch=0,
             message=f"booted {target.label} ({self.commit[:12]}) with {res.backend} under "
                     f"{res.accel.upper()} in {res.seconds:.0f} s: {tap_counts(res.tests)}"
                     + (f"; selftests: {selftest_counts(guest.cases)} in "
@@ -87,10 +95,12 @@ class BootJob:
         return JobResult("boot", target.name, status, findings, round(time.monotonic() - t0, 1),
                          data={**_boot_data(res, guest), "flavour": target.flavour})
 
-    def _selftest_findings(self, guest: selfrun.GuestRun | None) -> list[Finding]:
+    def _selftest_findings(self, guest: selfrun.GuestRun | None, target: Target
+                           ) -> list[Finding]:
         if guest is None:
             return []
         chosen = [choose.finding(self.target, guest.chosen, self.at)] if guest.chosen else []
+        chosen += guestconfig.findings(target, guest.lacking, guest.unmerged, self.at)
         log = str(guest.res.console_log)
         return chosen + selftest_findings(self.target, guest.cases, self.at, self.commit,
                                           guest.on_base, log, guest.base_note, guest.missing,

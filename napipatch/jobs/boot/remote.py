@@ -29,12 +29,12 @@ from __future__ import annotations
 import re
 import shlex
 import shutil
-import subprocess
 import tarfile
 import time
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
+from typing import ClassVar
 
 from napipatch import fileio, procs
 from napipatch.errors import NapipatchError
@@ -43,7 +43,7 @@ from napipatch.jobs.boot import hostlog
 from napipatch.jobs.boot import result as bootmod
 from napipatch.jobs.boot.console import BEGIN, END
 from napipatch.jobs.build.builder import Builder
-from napipatch.jobs.executor import InfraError, JobResult
+from napipatch.jobs.executor import HOST, InfraError, JobKind, JobResult
 from napipatch.jobs.results import splats as splatmod
 from napipatch.jobs.results.verdicts import (
     boot_findings,
@@ -118,7 +118,7 @@ class Ssh:
             self.base += ["-i", h.key]
         self.dest = f"{h.user}@{h.host}"
 
-    def run(self, command: str, timeout: float = 600, check: bool = True) -> subprocess.CompletedProcess:
+    def run(self, command: str, timeout: float = 600, check: bool = True) -> procs.CompletedProcess:
         try:
             cp = procs.run(["ssh", *self.base, self.dest, command], timeout=timeout,
                            package="openssh-client")
@@ -175,6 +175,10 @@ def plan_command(h: RemoteHost, workdir: str) -> str:
 class RemoteJob:
     """Build for the target, boot it on the remote host, run its test plan."""
 
+    kinds: ClassVar[tuple[JobKind, ...]] = (JobKind(
+        "remote", 11, "boots the series tip on each target's real host over SSH and runs "
+                      "its plan", per_target=True),)
+
     repo: Path
     target: str
     commit: str
@@ -204,7 +208,7 @@ class RemoteJob:
             step = b.step(self.patch, self.commit, "remote")
             if not step.ok:
                 yield Path(), None, Path(), Path(), [Finding(
-                    check=self.target, severity=Severity.ERROR, patch=self.patch,
+                    check=HOST, severity=Severity.ERROR, patch=self.patch,
                     message=f"not booted on the {self.target} host: {self.commit[:12]} does not build",
                     hint=f"full log: {step.log}", details=step.error_excerpt)]
                 return
@@ -275,12 +279,12 @@ class RemoteJob:
             notes += said
             data.update({"splats": splatmod.as_data(found), "kernel-log": str(klog or "")})
             notes.append(Finding(
-                check=self.target, severity=Severity.INFO, patch=0,
+                check=HOST, severity=Severity.INFO, patch=0,
                 message=f"{self.target} host {h.host}: kernel {running} ({h.boot}), "
                         f"{tap_counts(tests)}",
                 hint=f"log: {log}", details=tap_lines(tests)))
         except NapipatchError as exc:
-            findings = [Finding(check=self.target, severity=Severity.ERROR, patch=self.patch,
+            findings = [Finding(check=HOST, severity=Severity.ERROR, patch=self.patch,
                                 message=f"{self.target} host {h.host}: {exc}")]
         failed = any(f.severity is Severity.ERROR for f in findings)
         if failed and touched and h.boot != "none":
@@ -308,7 +312,7 @@ class RemoteJob:
         kernel log file they came from; info when the scan did not run or
         saw only part of the log (never a silent clean)."""
         def info(message: str) -> Finding:
-            return Finding(check=self.target, severity=Severity.INFO, patch=0,
+            return Finding(check=HOST, severity=Severity.INFO, patch=0,
                            message=f"{self.target} host {h.host}: {message}")
         try:
             if start is None:
@@ -335,7 +339,7 @@ class RemoteJob:
         return found, klog, said
 
     def _recheck(self, f: Finding) -> Finding:
-        return replace(f, check=self.target)
+        return replace(f, check=HOST)
 
     def _boot(self, ssh: Ssh, h: RemoteHost, workdir: str, previous: str, has_mods: bool,
               progress) -> None:
@@ -364,7 +368,7 @@ class RemoteJob:
         except (InfraError, NapipatchError) as exc:
             now, back = f"? ({exc})", False
         ok = back and now == previous
-        return Finding(check=self.target, severity=Severity.INFO if ok else Severity.WARNING,
+        return Finding(check=HOST, severity=Severity.INFO if ok else Severity.WARNING,
                        patch=0, message=(f"{h.host} restored to its previous kernel {previous}"
                                          if ok else f"{h.host} NOT restored: runs {now}, "
                                          f"expected {previous}"),

@@ -27,6 +27,7 @@ import shutil
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import ClassVar
 
 from napipatch.errors import NapipatchError
 from napipatch.jobs.build.builder import (
@@ -34,7 +35,7 @@ from napipatch.jobs.build.builder import (
     run_logged,
 )
 from napipatch.jobs.build.kept import KeptTree
-from napipatch.jobs.executor import JobResult
+from napipatch.jobs.executor import OUTPUT, OWN, JobKind, JobResult
 from napipatch.jobs.kunit import ktap
 from napipatch.jobs.kunit.select import Selection, kernel_paths, select
 from napipatch.jobs.warnings.configs import missing, missing_line
@@ -44,7 +45,7 @@ from napipatch.report.findings import Finding, Severity
 from napipatch.tree import gitutil
 from napipatch.tree.trusted import kunit_tool
 
-CHECK = KIND = "kunit"
+KIND = "kunit"
 TOOLS = (("make", "make"), ("gcc", "gcc"), ("flex", "flex"), ("bison", "bison"),
          ("bc", "bc"), ("python3", "python3"))
 KUNIT = "tools/testing/kunit"
@@ -112,11 +113,11 @@ class KunitTree(KeptTree):
         cmd = ["python3", str(tool / "kunit.py"), "run", "--arch=um",
                f"--build_dir={self.obj}", f"--kunitconfig={cfg}", f"--jobs={self.jobs}",
                f"--timeout={RUN_TIMEOUT}", f"--make_options=CC={cc}"]
-        self.progress(f"{CHECK}: kunit.py run --arch=um at {label} ({commit[:12]})")
+        self.progress(f"{KIND}: kunit.py run --arch=um at {label} ({commit[:12]})")
         env = dict(os.environ, LC_ALL="C", LANG="C", PYTHONDONTWRITEBYTECODE="1")
         log = self.root / "logs" / f"{commit[:12]}.log"
         rc, lines = run_logged(cmd, log, env, package="python3",
-                               on_line=lambda ln: self.progress(f"{CHECK}: {ln[:120]}")
+                               on_line=lambda ln: self.progress(f"{KIND}: {ln[:120]}")
                                if ln.startswith("[") else None)
         out = "\n".join(lines)
         got = Run(commit, options, unavailable=list(unavailable or []))
@@ -137,6 +138,11 @@ class KunitTree(KeptTree):
 
 @dataclass
 class KunitJob(SeriesJob):
+    kinds: ClassVar[tuple[JobKind, ...]] = (JobKind(
+        KIND, 9, "the trusted base's kunit.py under UML for the KUnit suites in or beside the "
+                 "touched directories, at the series and, when a case fails, at the base",
+        queue="build", opt_in=True),)
+
     kind: str = KIND
 
     def run(self, progress) -> JobResult:
@@ -158,7 +164,7 @@ class KunitJob(SeriesJob):
             return result(sel, None, None, at, round(time.monotonic() - t0, 1))
         gone = missing(TOOLS)
         if gone:
-            return could_not_run(CHECK, KIND, f"{CHECK} could not run: {missing_line(gone)}",
+            return could_not_run(OUTPUT, KIND, f"{KIND} could not run: {missing_line(gone)}",
                                  self.kind)
         try:
             with KunitTree(self.repo, self.base, self.cache, self.jobs, progress) as kt:
@@ -168,8 +174,14 @@ class KunitJob(SeriesJob):
                     base = kt.run(self.base, tip.options if not tip.unavailable else
                                   [o for o in tip.options if o not in tip.unavailable], "the base")
         except NapipatchError as exc:
-            return could_not_run(CHECK, KIND, f"{CHECK} could not run: {exc}", self.kind)
+            return could_not_run(OUTPUT, KIND, f"{KIND} could not run: {exc}", self.kind)
         return result(sel, tip, base, at, round(time.monotonic() - t0, 1))
+
+
+def failed_lead(label: str) -> str:
+    """How the finding of a case that fails (not crashed) begins (the bot's
+    memory finds a case's finding by it)."""
+    return f"KUnit {label} fails"
 
 
 def result(sel: Selection | None, tip: Run | None, base: Run | None, at: int,
@@ -181,7 +193,7 @@ def result(sel: Selection | None, tip: Run | None, base: Run | None, at: int,
         why = "no patch changes kernel code" if sel is None else \
             "no KUnit suite is built in or beside the directories the series changes " \
             f"({_few(sel.dirs)})"
-        findings.append(Finding(check=CHECK, severity=Severity.INFO, patch=0,
+        findings.append(Finding(check=OUTPUT, severity=Severity.INFO, patch=0,
                                 message=f"KUnit not run: {why}"))
         return JobResult(kind=KIND, target=KIND, status="pass", findings=findings,
                          seconds=seconds, data={"patch": at, "suites": []})
@@ -189,7 +201,7 @@ def result(sel: Selection | None, tip: Run | None, base: Run | None, at: int,
     if not tip.built:
         pre = base is not None and not base.built
         findings.append(Finding(
-            check=CHECK, severity=Severity.INFO if pre else Severity.ERROR, patch=at,
+            check=OUTPUT, severity=Severity.INFO if pre else Severity.ERROR, patch=at,
             message="the KUnit kernel (ARCH=um) does not build or configure at "
                     f"{'the base either' if pre else f'patch {at} (it does at the base)'}",
             details="\n".join(tip.tail), hint="kunit.py run --arch=um --kunitconfig=... "
@@ -198,11 +210,12 @@ def result(sel: Selection | None, tip: Run | None, base: Run | None, at: int,
         pre = c.key in old
         what = "crashed" if c.status == "crashed" else "fails"
         findings.append(Finding(
-            check=CHECK, severity=Severity.INFO if pre else Severity.ERROR, patch=at,
+            check=OUTPUT, severity=Severity.INFO if pre else Severity.ERROR, patch=at,
             file=c.file, line=c.line,
-            message=f"KUnit {c.label} {what}{' at the base too' if pre else ''}: {c.first}",
+            message=f"{failed_lead(c.label) if what == 'fails' else f'KUnit {c.label} {what}'}"
+                    f"{' at the base too' if pre else ''}: {c.first}",
             # a new failure fails NIPA's contest (its KUnit run) as its severity says
-            details="\n".join(c.details), nipa={"contest": "unknown"} if pre else None,
+            details="\n".join(c.details), nipa={OWN: "unknown"} if pre else None,
             hint=f"tools/testing/kunit/kunit.py run --arch=um {c.name}"))
     ran = sorted({c.name.split(".")[0] for c in tip.cases})
     counts = {s: sum(c.status == s for c in tip.cases) for s in ("ok", "not ok", "skip")}
@@ -211,8 +224,8 @@ def result(sel: Selection | None, tip: Run | None, base: Run | None, at: int,
     # is a warning there, as for a selftest).
     state = "warning" if counts["skip"] else "success"
     findings.append(Finding(
-        check=CHECK, severity=Severity.INFO, patch=0,
-        nipa={"contest": state} if counts["ok"] or counts["skip"] else {},
+        check=OUTPUT, severity=Severity.INFO, patch=0,
+        nipa={OWN: state} if counts["ok"] or counts["skip"] else {},
         message=f"KUnit under UML at patch {at} ({tip.commit[:12]}): "
                 f"{len(ran)} suite{'s' * (len(ran) != 1)} ({', '.join(ran) or 'none ran'}), "
                 f"{counts['ok']} passed, {counts['not ok']} failed, {counts['skip']} skipped"

@@ -37,6 +37,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from napipatch.jobs.executor import TESTS
 from napipatch.jobs.results import selftests
 from napipatch.report.findings import Finding, Severity
 from napipatch.tree import gitutil
@@ -336,7 +337,7 @@ def _rank(name: str) -> tuple:
 
 
 def finding(target: str, choice: Choice, patch: int) -> Finding:
-    """The report's line on which selftests ran and why (check ``selftest``, info)."""
+    """The report's line on which selftests ran and why (``TESTS``, info)."""
     lines = [f"{c.name}: {c.reason}" for c in choice.tests]
     lines += [f"{c.name}: not run, "
               + (c.reason.replace("; ", " (", 1) + ")"
@@ -344,7 +345,7 @@ def finding(target: str, choice: Choice, patch: int) -> Finding:
                  else f"past the bound ({c.reason})") for c in choice.left_out]
     lines += [f"no selftest program found that {r[0].lower()}{r[1:]}" for r in choice.unmatched]
     n = len(choice.tests)
-    return Finding(check="selftest", severity=Severity.INFO, patch=patch,
+    return Finding(check=TESTS, severity=Severity.INFO, patch=patch,
                    message=f"{target}: {n} selftest{'s' if n != 1 else ''} chosen: "
                            + ", ".join(c.name for c in choice.tests),
                    details="\n".join(lines))

@@ -22,10 +22,11 @@ the base has the same fingerprint.
 from __future__ import annotations
 
 import re
-import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from napipatch import procs
+from napipatch.errors import NapipatchError
 from napipatch.jobs.boot.console import BEGIN, DONE, END, SELFTEST_BEGIN
 from napipatch.tree.trusted import scripts_root
 
@@ -113,6 +114,12 @@ def _headline(text: str) -> str | None:
         if rx.search(text):
             return kind
     return None
+
+
+def kind_of(line: str) -> str | None:
+    """The kind of splat a console line (printk prefix and all) starts, or
+    None: how the bot's log pages mark a splat's first line."""
+    return _headline(_PREFIX.sub("", line, count=1))
 
 
 def _base_name(func: str) -> str:
@@ -234,10 +241,10 @@ def decode(splats: list[Splat], script: Path, vmlinux: Path, src: Path) -> None:
         if not s.frames:
             continue
         try:
-            cp = subprocess.run(["bash", str(script), str(vmlinux), str(src)],
-                                input="\n".join(s.lines) + "\n", capture_output=True,
-                                text=True, timeout=DECODE_TIMEOUT, errors="replace")
-        except (OSError, subprocess.TimeoutExpired) as e:
+            # procs: on timeout the script's addr2line children die with it
+            cp = procs.run(["bash", str(script), str(vmlinux), str(src)],
+                           input="\n".join(s.lines) + "\n", timeout=DECODE_TIMEOUT)
+        except (OSError, NapipatchError) as e:
             s.note = f"frames not decoded: {script.name}: {e}"
             continue
         first = first_decoded(cp.stdout, s.frames[0])

@@ -37,11 +37,12 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import ClassVar
 
 from napipatch import procs
 from napipatch.errors import NapipatchError
 from napipatch.jobs.build.kept import KeptTree
-from napipatch.jobs.executor import JobResult
+from napipatch.jobs.executor import OUTPUT, OWN, JobKind, JobResult
 from napipatch.jobs.tools.lines import new_lines
 from napipatch.jobs.warnings.job import could_not_run
 from napipatch.jobs.warnings.seriesresult import SeriesJob
@@ -49,7 +50,6 @@ from napipatch.report.findings import Finding, Severity
 from napipatch.tree import gitutil
 from napipatch.tree.export import export_paths, lock_of
 
-CHECK = "dt-binding-check"
 KIND = "dt-binding-check"
 BINDINGS = "Documentation/devicetree/bindings/"
 # The trusted side (from the base) and the data (from each commit).
@@ -188,7 +188,7 @@ class DtTree(KeptTree):
                     Path(str(stem) + suffix).unlink(missing_ok=True)
             for stamp in (".dt-binding.checked", ".yamllint.checked"):
                 (obj / BINDINGS / stamp).unlink(missing_ok=True)
-            self.progress(f"{CHECK}: make dt_binding_check at {commit[:12]} "
+            self.progress(f"{KIND}: make dt_binding_check at {commit[:12]} "
                           f"({len(have)} schema{'s' * (len(have) != 1)})")
             out = self._make(obj, "dt_binding_check", "DT_CHECKER_FLAGS=-m",
                              "DT_SCHEMA_FILES=" + ":".join(f.removeprefix(BINDINGS)
@@ -232,7 +232,7 @@ class DtTree(KeptTree):
         said = obj / ".napipatch-schema-lines.json"
         if said.exists():
             return json.loads(said.read_text())
-        self.progress(f"{CHECK}: dt-mk-schema over every binding ({obj.name})")
+        self.progress(f"{KIND}: dt-mk-schema over every binding ({obj.name})")
         # made again so that what it prints is seen
         (obj / BINDINGS / "processed-schema.json").unlink(missing_ok=True)
         # dt_binding_schemas needs a .config in 6.12: dt_binding_check on
@@ -306,6 +306,11 @@ class PatchStep:
 
 @dataclass
 class DtBindingJob(SeriesJob):
+    kinds: ClassVar[tuple[JobKind, ...]] = (JobKind(
+        KIND, 8, "make dt_binding_check on the DT bindings a patch changes and those that "
+                 "$ref them, at its parent and at the patch", queue="build", warnings=True,
+        opt_in=True),)
+
     kind: str = KIND
 
     def run(self, progress) -> JobResult:
@@ -322,7 +327,7 @@ class DtBindingJob(SeriesJob):
         if todo:
             gone = missing_tools()
             if gone:
-                return could_not_run(CHECK, KIND, f"{CHECK} could not run: "
+                return could_not_run(OUTPUT, KIND, f"{KIND} could not run: "
                                      f"{missing_text(gone)}", self.kind)
             try:
                 with DtTree(self.repo, self.base, self.cache, self.jobs, progress) as dt:
@@ -330,7 +335,7 @@ class DtBindingJob(SeriesJob):
                         st.before = dt.check(p, st.picked.files)
                         st.after = dt.check(st.commit, st.picked.files)
             except NapipatchError as exc:
-                return could_not_run(CHECK, KIND, f"{CHECK} could not run: {exc}", self.kind)
+                return could_not_run(OUTPUT, KIND, f"{KIND} could not run: {exc}", self.kind)
         findings: list[Finding] = []
         for _p, st in plans:
             findings += step_findings(self.repo, st)
@@ -350,32 +355,32 @@ def step_findings(repo: Path, st: PatchStep) -> list[Finding]:
     """One patch: each line its parent's run did not print, and what was checked."""
     pk = st.picked
     if not pk.files:
-        return [Finding(check=CHECK, severity=Severity.INFO, patch=st.patch,
+        return [Finding(check=OUTPUT, severity=Severity.INFO, patch=st.patch,
                         message="no DT schema (.yaml) changed under " + BINDINGS,
-                        nipa={"dt_binding_check": "success"})]
+                        nipa={OWN: "success"})]
     new = new_lines([key(b) for b in st.before.lines], [key(a) for a in st.after.lines])
     raw = {key(a): a for a in st.after.lines}
-    nipa = {"dt_binding_check": "fail" if new else "success"}
+    nipa = {OWN: "fail" if new else "success"}
     out = []
     for k in new:
         ln = raw.get(k, k)
         f, line = where(repo, st.commit, ln)
         sev = Severity.ERROR if "error" in ln.lower() else Severity.WARNING
-        out.append(Finding(check=CHECK, severity=sev, patch=st.patch, file=f, line=line,
+        out.append(Finding(check=OUTPUT, severity=sev, patch=st.patch, file=f, line=line,
                            message=f"dt_binding_check: {ln}", nipa=nipa,
                            hint="make dt_binding_check DT_SCHEMA_FILES=" +
                                 (f or "").removeprefix(BINDINGS)))
     checked = ", ".join(f"{p.removeprefix(BINDINGS)} ({pk.why[p]})" for p in pk.files)
-    out.append(Finding(check=CHECK, severity=Severity.INFO, patch=st.patch,
+    out.append(Finding(check=OUTPUT, severity=Severity.INFO, patch=st.patch,
                        message=f"make dt_binding_check at the parent and the patch on {checked}: "
                                f"lines {len(st.before.lines)} -> {len(st.after.lines)}, "
                                f"{len(new)} new"))
     if pk.dropped:
-        out.append(Finding(check=CHECK, severity=Severity.INFO, patch=st.patch,
+        out.append(Finding(check=OUTPUT, severity=Severity.INFO, patch=st.patch,
                            message=f"not checked here: {len(pk.dropped)} more binding"
                                    f"{'s' * (len(pk.dropped) != 1)} that $ref the changed ones "
                                    f"({', '.join(p.removeprefix(BINDINGS) for p in pk.dropped[:3])}"
                                    f"{' ...' if len(pk.dropped) > 3 else ''}; bounded to "
                                    f"{MAX_REFERRERS})",
-                           nipa=nipa if new else {"dt_binding_check": "unknown"}))
+                           nipa=nipa if new else {OWN: "unknown"}))
     return out

@@ -22,11 +22,12 @@ import shutil
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import ClassVar
 
 from napipatch import procs
 from napipatch.errors import NapipatchError
 from napipatch.jobs.build.builder import build_root, tree_key
-from napipatch.jobs.executor import JobResult
+from napipatch.jobs.executor import OUTPUT, OWN, JobKind, JobResult
 from napipatch.jobs.tools.lines import Where, counted, new_lines, where
 from napipatch.jobs.warnings.attribute import Attributor
 from napipatch.jobs.warnings.configs import missing, missing_line
@@ -36,7 +37,6 @@ from napipatch.report.findings import Finding, Severity
 from napipatch.tree import gitutil
 from napipatch.tree.export import export_paths
 
-CHECK = "ynl-build"
 KIND = "ynl-tools"
 EXPORT = ("MAINTAINERS", "tools/net/ynl", "Documentation/netlink", "include/uapi")
 TOOLS = (("make", "make"), ("gcc", "gcc"), ("ar", "binutils"), ("python3", "python3"))
@@ -83,7 +83,7 @@ def build(repo: Path, commit: str, cache: Path, jobs: int, progress) -> YnlBuild
     # a run killed half-way leaves objects: distclean first, as NIPA does
     procs.run(["make", "-C", str(ynl), "distclean"], timeout=TIMEOUT, package="make",
               cwd=dest, env=env)
-    progress(f"{CHECK}: make -C tools/net/ynl at {commit[:12]}")
+    progress(f"{KIND}: make -C tools/net/ynl at {commit[:12]}")
     cc = "ccache gcc" if shutil.which("ccache") else "gcc"
     cp = procs.run(["make", "-C", str(ynl), f"-j{jobs}", f"CC={cc}"], timeout=TIMEOUT,
                    package="make", cwd=dest, env=env)
@@ -100,6 +100,11 @@ def build(repo: Path, commit: str, cache: Path, jobs: int, progress) -> YnlBuild
 
 @dataclass
 class YnlJob(SeriesJob):
+    kinds: ClassVar[tuple[JobKind, ...]] = (JobKind(
+        KIND, 6, "make -C tools/net/ynl from a clean copy, at the last patch changing a "
+                 "netlink spec or a uapi header and at the base", queue="build", warnings=True,
+        opt_in=True),)
+
     kind: str = KIND
 
     def run(self, progress) -> JobResult:
@@ -111,14 +116,14 @@ class YnlJob(SeriesJob):
         if not gone:
             gone = _python_yaml()
         if gone:
-            return could_not_run(CHECK, KIND, f"{CHECK} could not run: {missing_line(gone)}",
+            return could_not_run(OUTPUT, KIND, f"{KIND} could not run: {missing_line(gone)}",
                                  self.kind)
         try:
             base = build(self.repo, self.base, self.cache, self.jobs, progress)
             at = base if last == 0 else build(self.repo, self.commits[last - 1], self.cache,
                                               self.jobs, progress)
         except NapipatchError as exc:
-            return could_not_run(CHECK, KIND, f"{CHECK} could not run: {exc}", self.kind)
+            return could_not_run(OUTPUT, KIND, f"{KIND} could not run: {exc}", self.kind)
         return result(base, at, last, touched, round(time.monotonic() - t0, 1),
                       _locator(self.repo, at.commit))
 
@@ -128,7 +133,7 @@ def result(base: YnlBuild, at: YnlBuild, last: int, touched: list[str],
     """Findings: each new warning/error line on the patch ``last``; NIPA's
     state (any line, or a failed build, fails the series) on each."""
     fails = (not at.ok) or bool(at.lines)
-    nipa = {"ynl": "fail" if fails else "success"}
+    nipa = {OWN: "fail" if fails else "success"}
     patch = last or 0
     new = new_lines(base.lines, at.lines) if last else []
     findings = []
@@ -137,29 +142,29 @@ def result(base: YnlBuild, at: YnlBuild, last: int, touched: list[str],
         if w.file and w.file.count("/") == 3:   # make -C a subdirectory: a bare name
             w = Where(locate(w.file.rsplit("/", 1)[1]), w.line)
         sev = Severity.ERROR if "error" in ln.lower() else Severity.WARNING
-        findings.append(Finding(check=CHECK, severity=sev, patch=patch, file=w.file, line=w.line,
+        findings.append(Finding(check=OUTPUT, severity=sev, patch=patch, file=w.file, line=w.line,
                                 message=f"make -C tools/net/ynl: {ln}", nipa=nipa,
                                 hint="NIPA's ynl test fails on any warning or error line"))
     old = len(at.lines) - len(new)
     if old:
         findings.append(Finding(
-            check=CHECK, severity=Severity.INFO, patch=patch, nipa=nipa,
+            check=OUTPUT, severity=Severity.INFO, patch=patch, nipa=nipa,
             message=f"{old} warning/error line{'s' * (old != 1)} of the tools/net/ynl build "
                     "are the base's too (NIPA fails on them all the same)",
             details="\n".join(at.lines)))
     if not at.ok and base.ok:
-        findings.append(Finding(check=CHECK, severity=Severity.ERROR, patch=patch, nipa=nipa,
+        findings.append(Finding(check=OUTPUT, severity=Severity.ERROR, patch=patch, nipa=nipa,
                                 message="tools/net/ynl does not build at this patch "
                                         "(it does at the base)",
                                 details="\n".join(at.lines[-10:])))
     elif not at.ok:
-        findings.append(Finding(check=CHECK, severity=Severity.INFO, patch=patch, nipa=nipa,
+        findings.append(Finding(check=OUTPUT, severity=Severity.INFO, patch=patch, nipa=nipa,
                                 message="tools/net/ynl does not build at the base either"))
     where_ = f"patch {last} ({at.commit[:12]}, the last to change " \
              f"{_few(touched)})" if last else "the base (no patch changes a spec, a uapi " \
                                               "header or tools/net/ynl)"
     findings.append(Finding(
-        check=CHECK, severity=Severity.INFO, patch=0,
+        check=OUTPUT, severity=Severity.INFO, patch=0,
         message=f"make -C tools/net/ynl at {where_}: {len(at.lines)} warning/error "
                 f"line{'s' * (len(at.lines) != 1)} ({len(new)} new; the base has "
                 f"{len(base.lines)})", details="\n".join(at.lines)))

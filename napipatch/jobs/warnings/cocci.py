@@ -24,10 +24,11 @@ import re
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import ClassVar
 
 from napipatch import procs
 from napipatch.jobs.build.builder import build_root, tree_key
-from napipatch.jobs.executor import JobResult
+from napipatch.jobs.executor import OUTPUT, JobKind, JobResult
 from napipatch.jobs.warnings.attribute import Attributor
 from napipatch.jobs.warnings.configs import missing, missing_line
 from napipatch.jobs.warnings.job import could_not_run
@@ -38,7 +39,7 @@ from napipatch.tree import gitutil
 from napipatch.tree.export import export_paths, is_exported
 from napipatch.tree.trusted import scripts_root
 
-CHECK = "cocci"
+KIND = "cocci"
 TOOLS = (("spatch", "coccinelle"), ("ocamlfind", "ocaml-findlib"), ("ocamlopt", "ocaml-nox"))
 # NIPA's contest ignores these (broken in report mode, or too many false positives).
 IGNORED = ("minmax.cocci", "secs_to_jiffies.cocci", "mini_lock.cocci", "ff_race.cocci")
@@ -49,24 +50,28 @@ _NOISE = re.compile(r": opportunity for str_|WARNING use flexible-array member i
 
 @dataclass
 class CocciJob(SeriesJob):
-    kind: str = CHECK
+    kinds: ClassVar[tuple[JobKind, ...]] = (JobKind(
+        KIND, 4, "coccicheck on the touched files, base against tip", queue="build",
+        warnings=True, opt_in=True),)
+
+    kind: str = KIND
 
     def run(self, progress) -> JobResult:
         t0 = time.monotonic()
         att = Attributor(self.repo, self.base, self.commits)
         files = att.changed(lambda p: p.endswith((".c", ".h")) and kernel_file(p))
         if not files:
-            return series_result(CHECK, "coccinelle", att, [], [], [], 0.0, "no C file changed")
+            return series_result(KIND, "coccinelle", att, [], [], [], 0.0, "no C file changed")
         gone = missing(TOOLS)
         if gone:
-            return could_not_run(CHECK, CHECK, f"cocci could not run: {missing_line(gone)}",
+            return could_not_run(OUTPUT, KIND, f"cocci could not run: {missing_line(gone)}",
                                  self.kind)
         trusted = scripts_root(self.repo, self.base, self.cache) / "scripts" / "coccinelle"
         scripts = sorted(p for p in trusted.rglob("*.cocci") if p.name not in IGNORED)
         before, f0 = self._reports(self.base, files, scripts, progress)
         after, f1 = self._reports(att.tip, files, scripts, progress)
         failed = sorted(set(f1) - set(f0))
-        return series_result(CHECK, "coccinelle", att, before, after, files,
+        return series_result(KIND, "coccinelle", att, before, after, files,
                              round(time.monotonic() - t0, 1),
                              f"{len(scripts)} semantic patches on {len(files)} files",
                              notes=[f"{s} failed at the tip (not at the base)" for s in failed])

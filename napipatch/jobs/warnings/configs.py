@@ -34,17 +34,15 @@ _LLVM_TOOLS = (("clang", "clang"), ("ld.lld", "lld"), ("llvm-ar", "llvm"), ("llv
 @dataclass(frozen=True)
 class WarnConfig:
     name: str  # w1 | 32bit | clang
-    check: str  # the check id of its compiler warnings
-    nipa: str  # the netdev CI test it forecasts
     arch: str
     llvm: bool
     sparse: bool
     describe: str
 
     @property
-    def checks(self) -> tuple[str, ...]:
-        """Check ids this configuration reports under."""
-        return (self.check, "sparse") if self.sparse else (self.check,)
+    def job(self) -> str:
+        """The job building it (``warnings-w1``): its progress lines and logs."""
+        return f"warnings-{self.name}"
 
     def tools(self) -> tuple[tuple[str, str], ...]:
         extra = _LLVM_TOOLS if self.llvm else ()
@@ -72,11 +70,11 @@ class WarnConfig:
 
 
 CONFIGS: dict[str, WarnConfig] = {c.name: c for c in (
-    WarnConfig("w1", "build-w1", "build_allmodconfig_warn", "x86_64", llvm=False, sparse=True,
+    WarnConfig("w1", "x86_64", llvm=False, sparse=True,
                describe="gcc x86_64 allmodconfig W=1 C=1"),
-    WarnConfig("32bit", "build-32bit", "build_32bit", "i386", llvm=False, sparse=False,
+    WarnConfig("32bit", "i386", llvm=False, sparse=False,
                describe="gcc ARCH=i386 allmodconfig W=1"),
-    WarnConfig("clang", "build-clang", "build_clang", "x86_64", llvm=True, sparse=False,
+    WarnConfig("clang", "x86_64", llvm=True, sparse=False,
                describe="clang LLVM=1 allmodconfig W=1"),
 )}
 

@@ -20,9 +20,10 @@ import re
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import ClassVar
 
 from napipatch.errors import NapipatchError
-from napipatch.jobs.executor import JobResult
+from napipatch.jobs.executor import OUTPUT, JobKind, JobResult
 from napipatch.jobs.warnings.attribute import Attributor
 from napipatch.jobs.warnings.configs import missing, missing_line
 from napipatch.jobs.warnings.job import could_not_run
@@ -31,7 +32,7 @@ from napipatch.jobs.warnings.tree import WarnTree
 from napipatch.kernel.kbuildout import Diag, Paths
 from napipatch.tree import gitutil
 
-CHECK = "htmldocs"
+KIND = "htmldocs"
 TOOLS = (("sphinx-build", "python3-sphinx"), ("make", "make"), ("python3", "python3"))
 _WARN = re.compile(r"^(?P<file>/[^:\s]+):(?:(?P<line>\d+):)?(?:[^:]*:\d+:)? ?"
                    r"(?P<kind>WARNING|ERROR|CRITICAL|SEVERE|warning|error): (?P<msg>.*)$")
@@ -49,7 +50,11 @@ def sphinx_dir(path: str, exists) -> str | None:
 
 @dataclass
 class DocsJob(SeriesJob):
-    kind: str = CHECK
+    kinds: ClassVar[tuple[JobKind, ...]] = (JobKind(
+        KIND, 5, "the kernel's Sphinx build of the touched documents, base against tip",
+        queue="build", warnings=True, opt_in=True),)
+
+    kind: str = KIND
 
     def run(self, progress) -> JobResult:
         t0 = time.monotonic()
@@ -58,19 +63,19 @@ class DocsJob(SeriesJob):
         docs = att.changed(lambda p: sphinx_dir(p, tip_has) is not None)
         dirs = sorted({sphinx_dir(p, tip_has) for p in docs})
         if not dirs:
-            return series_result(CHECK, "htmldocs", att, [], [], [], 0.0,
+            return series_result(KIND, "htmldocs", att, [], [], [], 0.0,
                                  "no Documentation/ rst file changed")
         gone = missing(TOOLS)
         if gone:
-            return could_not_run(CHECK, CHECK, f"htmldocs could not run: {missing_line(gone)}",
+            return could_not_run(OUTPUT, KIND, f"htmldocs could not run: {missing_line(gone)}",
                                  self.kind)
         try:
             with WarnTree(self.repo, self.cache, progress, self.jobs) as wt:
                 before = self._build(wt, self.base, docs, dirs, "base")
                 after = self._build(wt, att.tip, docs, dirs, "tip")
         except NapipatchError as exc:
-            return could_not_run(CHECK, CHECK, f"htmldocs could not run: {exc}", self.kind)
-        return series_result(CHECK, "htmldocs", att, before, after, docs,
+            return could_not_run(OUTPUT, KIND, f"htmldocs could not run: {exc}", self.kind)
+        return series_result(KIND, "htmldocs", att, before, after, docs,
                              round(time.monotonic() - t0, 1),
                              f"SPHINXDIRS={' '.join(dirs)} for {len(docs)} touched files")
 
@@ -84,7 +89,7 @@ class DocsJob(SeriesJob):
         obj = wt.root / "obj-docs"
         log = wt.log(f"htmldocs-{label}")
         wt.progress(f"htmldocs: building SPHINXDIRS={' '.join(dirs)} at {commit[:12]}")
-        rc, lines = wt.make(obj, [f"SPHINXDIRS={' '.join(dirs)}", "htmldocs"], log, CHECK,
+        rc, lines = wt.make(obj, [f"SPHINXDIRS={' '.join(dirs)}", "htmldocs"], log, KIND,
                             progress=label)
         if rc != 0:
             tail = "\n".join(lines[-6:])

@@ -8,12 +8,12 @@ file, message) without line numbers (``kernel.kbuildout``), so a warning
 that only moved is not new, and one replaced by another is. An object the
 patch stops building is a build error on the patch.
 
-Results: findings (``build-w1``, ``sparse``, ``build-32bit``,
-``build-clang``), each with what it means to the netdev CI's test
-(``Finding.nipa``: a new warning fails it when the patch's warning count
-grows, as NIPA's does, though napipatch calls it a warning). The job
-checks of the same ids (checks/jobs/build_w1.py ...) declare the NIPA test each
-answers for; the report's NIPA forecast reads them like any check's.
+Results: findings on two channels, the compiler's (``COMPILER``) and C=1's
+checker's (``CHECKER``), each with what it means to the netdev CI's build
+test (``Finding.nipa``: a new warning fails it when the patch's warning
+count grows, as NIPA's does, though napipatch calls it a warning). The job
+checks reading them (checks/jobs/build_w1.py, sparse.py ...) declare which
+NIPA test that is; the report's NIPA forecast reads them like any check's.
 """
 
 from __future__ import annotations
@@ -21,9 +21,10 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import ClassVar
 
 from napipatch.errors import NapipatchError
-from napipatch.jobs.executor import JobResult
+from napipatch.jobs.executor import CHECKER, COMPILER, OWN, JobKind, JobResult
 from napipatch.jobs.warnings.configs import CONFIGS, WarnConfig, missing, missing_line
 from napipatch.jobs.warnings.select import PatchChanges, Pick, changes, select
 from napipatch.jobs.warnings.tree import WarnTree
@@ -68,6 +69,11 @@ class Step:
 class WarningsJob:
     """Every patch of a series, one configuration (w1, 32bit or clang)."""
 
+    kinds: ClassVar[tuple[JobKind, ...]] = tuple(JobKind(
+        cfg.job, order, f"{cfg.describe} on the objects each patch can change",
+        queue="build", warnings=True, opt_in=True, args=(("config", cfg.name),))
+        for order, cfg in enumerate(CONFIGS.values(), start=1))
+
     repo: Path
     config: str
     base: str
@@ -76,7 +82,6 @@ class WarningsJob:
     jobs: int = 2
     limit: int = DEFAULT_LIMIT  # objects a patch for its headers and build files
     kind: str = "warnings"
-    queue: str = "build"
 
     @property
     def target(self) -> str:
@@ -93,7 +98,7 @@ class WarningsJob:
             return _result(cfg, steps, 0.0, round(time.monotonic() - t0, 1))
         gone = missing(cfg.tools())
         if gone:
-            return could_not_run(cfg.check, cfg.name, f"{cfg.check} could not run: "
+            return could_not_run(COMPILER, cfg.name, f"{cfg.describe} could not run: "
                                  f"{missing_line(gone)}", self.kind)
         try:
             with WarnTree(self.repo, self.cache, progress, self.jobs) as wt:
@@ -102,7 +107,7 @@ class WarningsJob:
                 prep = wt.prepare(cfg)
                 steps = self._walk(wt, cfg, plans, progress)
         except NapipatchError as exc:
-            return could_not_run(cfg.check, cfg.name, f"{cfg.check} could not run: {exc}",
+            return could_not_run(COMPILER, cfg.name, f"{cfg.describe} could not run: {exc}",
                                  self.kind)
         return _result(cfg, steps, prep, round(time.monotonic() - t0, 1))
 
@@ -134,7 +139,7 @@ class WarningsJob:
                 steps[k].objects, steps[k].picks = select(wt.src, kb, starting, self.limit)
                 want += steps[k].objects
             want = list(dict.fromkeys(want))
-            progress(f"{cfg.check}: building {len(want)} object(s) at "
+            progress(f"{cfg.job}: building {len(want)} object(s) at "
                      f"{'the base' if k == 0 else f'patch {k}'} ({commit[:12]})")
             log = _build(wt, cfg, commit, want, memo, "base" if k == 0 else f"patch-{k}")
             # the time at commit K counts for the patch ending there (the base's for patch 1)
@@ -209,10 +214,10 @@ def _group(diags: list[Diag], where: dict[int, str]) -> list[tuple[Diag, list[st
     return list(out.values())
 
 
-def could_not_run(check: str, target: str, why: str, kind: str) -> JobResult:
+def could_not_run(channel: str, target: str, why: str, kind: str) -> JobResult:
     """A job that found a tool or the tree missing: status error, never
     clean (its NIPA tests are then unknown in the forecast)."""
-    f = Finding(check=check, severity=Severity.WARNING, patch=0, message=why)
+    f = Finding(check=channel, severity=Severity.WARNING, patch=0, message=why)
     return JobResult(kind=kind, target=target, status="error", findings=[f],
                      data={"reason": why})
 
@@ -229,7 +234,7 @@ def _result(cfg: WarnConfig, steps: list[Step], prep: float, seconds: float) -> 
                         f"{len(s.new)} new warnings  {len(s.broken)} new errors  "
                         f"{s.seconds:6.1f} s" for s in steps)
     findings.append(Finding(
-        check=cfg.check, severity=Severity.INFO, patch=0,
+        check=COMPILER, severity=Severity.INFO, patch=0,
         message=f"{cfg.describe}: {compiled} object{'s' * (compiled != 1)} built at parent "
                 f"and patch over {len(steps)} patch{'es' * (len(steps) != 1)}: {new} new "
                 f"warning{'s' * (new != 1)}, {errors} new error{'s' * (errors != 1)}",
@@ -242,8 +247,8 @@ def _result(cfg: WarnConfig, steps: list[Step], prep: float, seconds: float) -> 
                            "patches": [s.to_json() for s in steps]})
 
 
-def _check_of(cfg: WarnConfig, d: Diag) -> str:
-    return "sparse" if d.tool == "sparse" else cfg.check
+def _channel_of(d: Diag) -> str:
+    return CHECKER if d.tool == "sparse" else COMPILER
 
 
 def nipa_state(s: Step) -> str:
@@ -257,33 +262,33 @@ def nipa_state(s: Step) -> str:
 
 def step_findings(cfg: WarnConfig, s: Step) -> list[Finding]:
     out: list[Finding] = []
-    nipa = {cfg.nipa: nipa_state(s)}
+    nipa = {OWN: nipa_state(s)}
     for d, objs in s.new:
         if d.tool == "kdoc" and cfg.name != "w1":
             continue  # the same kernel-doc warning in every configuration: said once
         msg = ("kernel-doc: " if d.tool == "kdoc" else "") + d.message
-        out.append(Finding(check=_check_of(cfg, d), severity=Severity.WARNING, patch=s.patch,
+        out.append(Finding(check=_channel_of(d), severity=Severity.WARNING, patch=s.patch,
                            file=d.file, line=d.line, message=msg, nipa=nipa,
                            hint=f"{cfg.describe}: {_objs(objs)}",
                            details="\n".join([d.text] + d.context)))
     for d, objs in s.broken:
-        out.append(Finding(check=cfg.check, severity=Severity.ERROR, patch=s.patch,
+        out.append(Finding(check=COMPILER, severity=Severity.ERROR, patch=s.patch,
                            file=d.file, line=d.line,
                            message=f"does not build ({cfg.describe}): {d.message}",
                            hint=_objs(objs), details="\n".join([d.text] + d.context)))
     for o in s.still_broken:
         # NIPA's count at a parent that does not build: not known here
-        out.append(Finding(check=cfg.check, severity=Severity.INFO, patch=s.patch,
+        out.append(Finding(check=COMPILER, severity=Severity.INFO, patch=s.patch,
                            message=f"{o} does not build at the parent either ({cfg.describe})",
-                           nipa={cfg.nipa: "unknown"}))
+                           nipa={OWN: "unknown"}))
     for p in s.picks:
         what = "objects in the directory" if p.why.endswith("/") else ".c files see it"
-        out.append(Finding(check=cfg.check, severity=Severity.INFO, patch=s.patch,
+        out.append(Finding(check=COMPILER, severity=Severity.INFO, patch=s.patch,
                            file=p.why.rstrip("/") if "," not in p.why else None,
                            message=f"{p.candidates} {what}; compiled {len(p.picked)} "
                                    f"({cfg.name}): {_objs(p.picked)}",
                            # NIPA builds them all: on a bounded pick its state is not known
-                           nipa={cfg.nipa: "unknown"} if len(p.picked) < p.candidates
+                           nipa={OWN: "unknown"} if len(p.picked) < p.candidates
                            else None))
     return out
 

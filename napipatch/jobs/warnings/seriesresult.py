@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from napipatch.jobs.executor import JobResult
+from napipatch.jobs.executor import OUTPUT, JobResult
 from napipatch.jobs.warnings.attribute import Attributor
 from napipatch.kernel.kbuildout import Diag, LineMap, new_against
 from napipatch.report.findings import Finding, Severity
@@ -17,8 +17,8 @@ from napipatch.tree import gitutil
 
 @dataclass
 class SeriesJob:
-    """A job run once per series, base against tip, on the build queue;
-    ``kind`` (its check id) is set by each job."""
+    """A job run once per series, base against tip (its queue: its ``kinds``);
+    ``kind`` (its name in the job registry) is set by each job."""
 
     repo: Path
     base: str
@@ -26,14 +26,13 @@ class SeriesJob:
     cache: Path
     jobs: int = 2
     kind: str = ""
-    queue: str = "build"
 
     @property
     def target(self) -> str:
         return self.kind
 
 
-def series_result(check: str, what: str, att: Attributor, before: list[Diag],
+def series_result(kind: str, what: str, att: Attributor, before: list[Diag],
                   after: list[Diag], files: list[str], seconds: float, summary: str,
                   notes: list[str] | None = None) -> JobResult:
     diff = gitutil.out(att.repo, "diff", "--no-renames", "-U0", att.base, att.tip, "--",
@@ -42,15 +41,15 @@ def series_result(check: str, what: str, att: Attributor, before: list[Diag],
     findings: list[Finding] = []
     for d in new:
         n = att.patch_of(d.file, d.line)
-        findings.append(Finding(check=check, severity=Severity.WARNING, patch=n, file=d.file,
+        findings.append(Finding(check=OUTPUT, severity=Severity.WARNING, patch=n, file=d.file,
                                 line=d.line, message=d.message,
                                 hint=f"new against the base's {what} run of the same files",
                                 details=f"{d.file}:{d.line}: {d.message}"))
-    findings.append(Finding(check=check, severity=Severity.INFO, patch=0,
+    findings.append(Finding(check=OUTPUT, severity=Severity.INFO, patch=0,
                             message=f"{what}: {summary}, base against tip: {len(new)} new "
                                     f"report{'s' * (len(new) != 1)}",
                             details="\n".join(notes or [])))
-    return JobResult(kind=check, target=check, status="warn" if new else "pass",
+    return JobResult(kind=kind, target=kind, status="warn" if new else "pass",
                      findings=findings, seconds=seconds,
                      data={"files": files, "reports_before": len(before),
                            "reports_after": len(after)})

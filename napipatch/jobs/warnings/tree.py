@@ -113,7 +113,7 @@ class WarnTree(KeptTree):
         self.obj(cfg).mkdir(parents=True, exist_ok=True)
         allcfg = self.obj(cfg) / ".napipatch-allconfig"
         allcfg.write_text(ALLCONFIG)
-        self.progress(f"configuring {cfg.check}: make allmodconfig at {self.head[:12]}")
+        self.progress(f"configuring {cfg.job}: make allmodconfig at {self.head[:12]}")
         log = self._log(cfg, "config")
         rc, lines = self._make(cfg, [f"KCONFIG_ALLCONFIG={allcfg}", "allmodconfig"], log)
         if rc == 0:  # include/config/auto.conf, which the Makefiles are read against
@@ -130,7 +130,7 @@ class WarnTree(KeptTree):
         if self._stamp(cfg).get("prepared") == self.head:
             return 0.0
         t0 = time.monotonic()
-        self.progress(f"configuring {cfg.check}: make prepare at {self.head[:12]}")
+        self.progress(f"configuring {cfg.job}: make prepare at {self.head[:12]}")
         log = self._log(cfg, "prepare")
         rc, lines = self._make(cfg, ["prepare"], log)
         if rc != 0:
@@ -165,7 +165,7 @@ class WarnTree(KeptTree):
 
     def _make(self, cfg: WarnConfig, args: list[str], log: Path, progress: str | None = None,
               append: bool = False) -> tuple[int, list[str]]:
-        return self.make(self.obj(cfg), cfg.make_vars() + args, log, cfg.check, progress, append)
+        return self.make(self.obj(cfg), cfg.make_vars() + args, log, cfg.job, progress, append)
 
     def make(self, obj: Path, args: list[str], log: Path, who: str = "",
              progress: str | None = None, append: bool = False) -> tuple[int, list[str]]:
