@@ -27,8 +27,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import measure  # noqa: E402
 
-from napipatch.jobs import targets as targetdata  # noqa: E402
 from napipatch.jobs.boot.qemu import boot  # noqa: E402
+from napipatch.jobs.build import guestconfig  # noqa: E402
 from napipatch.jobs.build.builder import Builder  # noqa: E402
 from napipatch.tree import gitutil  # noqa: E402
 
@@ -79,7 +79,8 @@ def main() -> int:
     repo = gitutil.require_repo(a.tree)
     base = gitutil.out(repo, "rev-parse", "HEAD")
     commits = make_series(repo, base)
-    target = targetdata.load(a.target)
+    # configured as `napipatch test` configures it: the shared build is not reconfigured
+    target = guestconfig.load(a.target, repo, base)
     rows = []
     first = "first build (base, empty O= dir)" if a.fresh else "base (shared O= dir, incremental)"
     with Builder(repo, target, bdir, jobs=a.jobs,

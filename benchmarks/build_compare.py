@@ -37,7 +37,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import measure  # noqa: E402
 
-from napipatch.jobs import targets as targetdata  # noqa: E402
+from napipatch.jobs.build import guestconfig  # noqa: E402
 from napipatch.jobs.build.builder import Builder  # noqa: E402
 from napipatch.store.store import Store  # noqa: E402
 from napipatch.tree.apply import apply_in_index  # noqa: E402
@@ -66,7 +66,8 @@ def main() -> int:
         raise SystemExit(f"--patch must be 1..{n}")
     bdir = Path(tempfile.mkdtemp(prefix="napipatch-build-compare-"))
     os.environ["NAPIPATCH_BUILD_DIR"] = str(bdir)
-    target = targetdata.load(a.target)
+    # configured as `napipatch test` configures it (the selftest dirs' fragments)
+    target = guestconfig.load(a.target, a.tree, applied.base)
     load0 = os.getloadavg()[0]
     rows = []
 

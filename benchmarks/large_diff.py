@@ -2,7 +2,7 @@
 
     .venv/bin/python benchmarks/large_diff.py [--tree ~/.cache/napipatch/linux-6.12]
         [--upstream ~/.cache/napipatch/linux-7.2 | --series DIR]
-        [--keep DIR] [--json FILE] [--timeout S]
+        [--keep DIR] [--json FILE] [--timeout S] [--fix [--range BASE..TIP]]
 
 Small series say little about how the checks scale: a check that compares
 everything with everything is fast on 5 patches and takes minutes on a
@@ -33,6 +33,12 @@ check's seconds (``checks[].seconds``, summed over its units: one check on
 one patch), its status and its findings by severity, the total wall time
 and peak memory. The issue's goals: the whole run under 60 s on 2 cores,
 no check above 20 s.
+
+``--fix``: the rename's commits as a range instead, ``check BASE..TIP
+--tree`` with an empty cache (T seconds), then ``fix BASE..TIP --diff`` on
+that cache (the issue's goal: at most T + 10 s, the checks' results reused),
+and whether the lines ``fix --diff`` changes are exactly those of the
+fixable findings' edits.
 """
 
 from __future__ import annotations
@@ -146,11 +152,17 @@ def export(repo: Path, base: str, tip: str, out: Path, subject: str, blurb: str)
     return out
 
 
-def make_series(repo: Path, out: Path, work: Path) -> Path:
+def rename_commits(repo: Path, work: Path) -> tuple[str, str]:
+    """(base, tip) of the rename's four commits on ``repo``'s HEAD."""
     base = git(repo, "rev-parse", "HEAD").strip()
     tip = rename_patch(repo, base, work)
     for subject, specs in GROUPS:
         tip = convert(repo, tip, base, subject, specs, work)
+    return base, tip
+
+
+def make_series(repo: Path, out: Path, work: Path) -> Path:
+    base, tip = rename_commits(repo, work)
     return export(repo, base, tip, out, f"net: {OLD}() -> {NEW}()",
                   "A tree-wide mechanical rename.")
 
@@ -265,6 +277,50 @@ def table(res: dict, cpu: dict[str, float] | None = None) -> str:
         f"no check above 20 s: {'met' if not slow else 'NOT met (' + ', '.join(slow) + ')'}")
 
 
+def fix_run(tree: Path, base: str, tip: str, cache_home: Path) -> None:
+    """``--fix``: ``check BASE..TIP --tree`` with an empty cache (T), then
+    ``fix BASE..TIP --diff`` on the same cache, side by side under the same
+    load; and the precision of the fixes: the lines ``fix --diff`` changes
+    against the lines of the fixable findings' edits (equal: it touches
+    only what the findings it fixes name)."""
+    rng = f"{base}..{tip}"
+    env = dict(os.environ, XDG_CACHE_HOME=str(cache_home), COLUMNS="200")
+    shutil.rmtree(cache_home, ignore_errors=True)
+    chk = measure.run([str(NAPIPATCH), "check", rng, "--tree", str(tree), "--format", "json"],
+                      cwd=ROOT, env=env, interval=0.5)
+    if chk.rc not in (0, 1):
+        raise SystemExit(f"check exited {chk.rc}: {chk.stderr[-2000:]}")
+    fx = measure.run([str(NAPIPATCH), "fix", rng, "--tree", str(tree), "--diff"],
+                     cwd=ROOT, env=env, interval=0.5)
+    if fx.rc not in (0, 1):
+        raise SystemExit(f"fix exited {fx.rc}: {fx.stderr[-2000:]}")
+    findings = json.loads(chk.stdout)["findings"]
+    fixable = [f for f in findings if f["fixable"]]
+    # The lines the edits name, by file: a line fix --diff removes must be an
+    # old line of one, a line it adds a new line of one.
+    named: dict[tuple[str, str], set[str]] = {}
+    for f in fixable:
+        for e in f["fix"]["edits"]:
+            named.setdefault((e["file"], "-"), set()).update(e["old"])
+            named.setdefault((e["file"], "+"), set()).update(e["new"])
+    got, stray, path = Counter(), [], ""
+    for ln in fx.stdout.splitlines():
+        if ln.startswith("+++ b/"):
+            path = ln[6:]
+        elif ln[:1] in "+-" and not ln.startswith("--- "):
+            got[ln[0]] += 1
+            if ln[1:] not in named.get((path, ln[0]), ()):
+                stray.append(f"{path}: {ln}")
+    print(f"findings: {len(findings)}, fixable: {len(fixable)} "
+          f"({dict(Counter(f['check'] for f in fixable))})")
+    print(f"fix --diff removes {got['-']} and adds {got['+']} lines; "
+          + ("every one is a line of a fixable finding's edit" if not stray else
+             f"{len(stray)} are not a line of any fixable finding's edit, e.g. {stray[0]}"))
+    print(f"| check --tree (empty cache) | {chk.wall:.1f} s | CPU {chk.cpu:.1f} s |")
+    print(f"| fix --diff (same cache) | {fx.wall:.1f} s | CPU {fx.cpu:.1f} s |")
+    print(f"goal fix <= T + 10 s: {'met' if fx.wall <= chk.wall + 10 else 'NOT met'}")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--tree", type=Path, default=Path.home() / ".cache/napipatch/linux-6.12")
@@ -277,10 +333,22 @@ def main() -> int:
     ap.add_argument("--timeout", type=float, help="napipatch.check-timeout for the run")
     ap.add_argument("--cpu", action="store_true",
                     help="then run each check alone and give its CPU seconds")
+    ap.add_argument("--fix", action="store_true",
+                    help="instead: check BASE..TIP of the rename's commits, then fix --diff "
+                         "on the same cache (its time, and the lines it touches)")
+    ap.add_argument("--range", metavar="BASE..TIP",
+                    help="with --fix: these commits of --tree instead of the rename's")
     a = ap.parse_args()
     tree = a.tree.expanduser().resolve()
     work = a.keep or Path(tempfile.mkdtemp(prefix="napipatch-large-bench-"))
     work.mkdir(parents=True, exist_ok=True)
+    if a.fix:
+        print(f"machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f} (at start)",
+              flush=True)
+        fix_run(tree, *(a.range.split("..") if a.range else rename_commits(tree, work)),
+                work / "cache")
+        print(f"load average {os.getloadavg()[0]:.2f} (at end)")
+        return 0
     if a.series:
         series = a.series
     elif a.upstream:

@@ -69,6 +69,12 @@ class Config:
         "napipatch.hook-strict", True,
         "a hook that could not check everything (a check crashed, timed out or could not run) "
         "blocks the send/push; false: warn, saying what was not checked, and let it go")
+    job_timeout: float = _key(
+        "napipatch.job-timeout", 14400.0,
+        "seconds one job (the builds of every patch for a target, a boot, a build test) may "
+        "run before it is stopped with what it started and its checks time out; "
+        "napipatch.KIND.job-timeout for one kind of job (build, boot, warnings-w1 ...; "
+        "napipatch checks doc ID names a check's); 0: no limit")
     executor: str = _key(
         "napipatch.executor", "local",
         "where build/boot jobs run: local, or celery (workers started with `napipatch worker`)")
@@ -96,6 +102,26 @@ class Config:
         "napipatch.net-next", "",
         "open or closed, as the list's last 'net-next is OPEN/CLOSED' announcement said "
         "(the net-next-closed check; empty: not known here)")
+    ai_review_command: str = _key(
+        "napipatch.ai-review-command", "",
+        "your AI review agent, run through the shell in a throwaway checkout of the series tip "
+        "(the ai-review check; empty: not run)")
+    ai_review_prompt: str = _key(
+        "napipatch.ai-review-prompt", "",
+        "the review prompt the agent is given (at $NAPIPATCH_AI_PROMPT), e.g. review-prompts' "
+        "kernel/review-core.md")
+    ai_review_timeout: float = _key(
+        "napipatch.ai-review-timeout", 1800.0,
+        "seconds the agent may run on a series before it is stopped with what it started "
+        "(0: no limit)")
+    ai_review_checkout: str = _key(
+        "napipatch.ai-review-checkout", "touched",
+        "what of the series tip the agent's checkout holds: touched (the directories the "
+        "series touches) or full")
+    ai_review_sandbox: bool = _key(
+        "napipatch.ai-review-sandbox", True,
+        "run the agent where your tree, the series store and the cache are read-only "
+        "(unshare); false: no sandbox")
     # Every napipatch.* value as git gave it (per-target keys such as
     # napipatch.idpf.host live only here), and where each one came from.
     raw: dict = field(default_factory=dict)
@@ -115,6 +141,11 @@ class Config:
 
     def get(self, key: str, default: str = "") -> str:
         return self.raw.get(key.lower(), default)
+
+    def job_seconds(self, kind: str) -> float:
+        """``napipatch.KIND.job-timeout``, else ``napipatch.job-timeout``."""
+        return float(self.section(kind, {"job-timeout": float}).get("job-timeout",
+                                                                    self.job_timeout))
 
     def section(self, name: str, types: dict[str, type]) -> dict[str, object]:
         """The ``napipatch.NAME.*`` keys that are set (a target's host, say),

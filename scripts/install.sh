@@ -23,6 +23,8 @@ $SUDO apt-get update -qq
 # - kmod: depmod for `make modules_install` (the idpf target's modules);
 # - udev and python3-yaml: in the vng guest (the host's root), nl_netdev's
 #   netdevsim helper runs `udevadm settle` and the tree's YNL CLI needs yaml.
+# - libteam-utils: teamd, which drivers/net/team's selftests require in the
+#   guest (the virtio-net kernel merges that dir's config: guestconfig.py).
 # - the netdev CI's build tests (`napipatch test warnings`): sparse for
 #   W=1 C=1, clang + lld + llvm for LLVM=1 (Debian 12's clang 14; 6.12 needs
 #   13.0.1), coccinelle for coccicheck and ocaml-nox for its OCaml-scripted
@@ -33,6 +35,9 @@ $SUDO apt-get update -qq
 # - codespell: its dictionary, for checkpatch --codespell as the netdev CI
 #   runs it (Debian 12 ships it as codespell_lib/data/dictionary.txt, where
 #   the checkpatch check looks; no /usr/share/codespell/dictionary.txt).
+# - chromium, chromium-driver (/usr/bin/chromedriver, which selenium drives)
+#   and fonts-dejavu-core (text in its screenshots): the tests load the bot's
+#   web pages (`napipatch bot serve`) in a real headless browser.
 # The tools builds (ynl-build, build-tools): tools/net/ynl's generator imports
 # PyYAML and jsonschema; the net selftests need the libmnl, libcap and libnuma
 # headers (measured on 6.12: ncdevmem.c, epoll_busy_poll and
@@ -49,10 +54,10 @@ $SUDO apt-get install -y -q --no-install-recommends \
     libmailtools-perl libauthen-sasl-perl libemail-valid-perl libio-socket-ssl-perl \
     make gcc libc6-dev flex bison bc libelf-dev libssl-dev cpio dwarves ccache kmod \
     qemu-system-x86 busybox-static udev python3-yaml public-inbox \
-    redis-server openssh-server openssh-client iproute2 ethtool iputils-ping \
+    redis-server openssh-server openssh-client iproute2 ethtool iputils-ping libteam-utils \
     sparse clang lld llvm coccinelle ocaml-nox python3-sphinx gpg \
     python3-jsonschema libmnl-dev libcap-dev libnuma-dev libcap-ng-dev libpopt-dev \
-    libfuse-dev swig >/dev/null
+    libfuse-dev swig chromium chromium-driver fonts-dejavu-core >/dev/null
 # The shipped series (v5's base-commit:) and the tests are made on the tree
 # `napipatch tree prepare` makes from 6.12.117's tarball; a newer point
 # release is another commit. Keep 117 while the archive has it.

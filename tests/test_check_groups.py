@@ -119,7 +119,7 @@ def test_bot_reply_shows_process_findings_apart(tmp_path):
                     findings=[Finding.from_json(f) for f in data["findings"]],
                     checks=[CheckResult(c["id"], c["status"], c["seconds"], group=c["group"])
                             for c in data["checks"]])
-    body = report_body(SimpleNamespace(inboxes=[]), {"inbox": "netdev", "head_msgid": "m@x"},
+    body = report_body(SimpleNamespace(inboxes=[], ai_review="count", url=""), {"inbox": "netdev", "head_msgid": "m@x"},
                        None, series, report, TreeChoice(None, None, None, "net-next", ""))
     before, _, after = body.partition(HEADING + "\n\n")
     assert after, body

@@ -70,3 +70,6 @@ def test_job_checks_are_listed_and_documented_like_the_others(cli):
         doc = cli("checks", "doc", cid)
         assert doc.returncode == 0 and "What it catches:" in doc.stdout and "Fix:" in doc.stdout
     assert "build-w1       patch  build" in listed
+    # the job it reads, from the job registry
+    assert "\njob: warnings-w1: gcc x86_64 allmodconfig W=1 C=1 on the objects each patch can " \
+        "change\n" in cli("checks", "doc", "sparse").stdout

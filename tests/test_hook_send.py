@@ -427,8 +427,11 @@ def _tree_series(linux, base, tmp_path, fixed: bool) -> list[str]:
 
 def _format(linux, base, tip, out) -> list[Path]:
     """git format-patch --cover-letter --base, the cover's placeholders filled in."""
+    # The cover letter's From: is the user's git identity; a new HOME (CI)
+    # has none, and git would write root@HOST.(none), which send-email refuses.
     git(linux, "format-patch", "-q", "--cover-letter", f"--base={base}", "--subject-prefix",
-        "PATCH net-next", "-o", str(out), f"{base}..{tip}")
+        "PATCH net-next", "-o", str(out), f"{base}..{tip}",
+        env={"GIT_COMMITTER_NAME": "Test Author", "GIT_COMMITTER_EMAIL": "author@example.org"})
     files = sorted(out.glob("*.patch"))
     cover = files[0]
     cover.write_text(cover.read_text().replace("*** SUBJECT HERE ***", "net: napi threads")

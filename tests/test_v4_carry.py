@@ -25,12 +25,12 @@ pytestmark = pytest.mark.tree
 
 TARGET = "series/threaded-busy-poll-6.12@v4"
 FOUR = [
-    "include/linux/netdevice.h:560: warning: PATCH 1/4 [kdoc] comment above napi_set_threaded() "
+    "include/linux/netdevice.h:560: warning: PATCH 1/4 [kdoc] [*] comment above napi_set_threaded() "
     "is shaped like kernel-doc but opens with /*, so kernel-doc never reads it",
-    "include/linux/netdevice.h:2390: warning: PATCH 3/4 [cachelines] 'threaded' in struct "
+    "include/linux/netdevice.h:2390: warning: PATCH 3/4 [cachelines] [*] 'threaded' in struct "
     "net_device changed from 'bool' to 'u8' but "
     "Documentation/networking/net_cachelines/net_device.rst still says 'unsigned:1 threaded'",
-    "tools/include/uapi/linux/netdev.h:77: error: PATCH 3/4 [ynl] "
+    "tools/include/uapi/linux/netdev.h:77: error: PATCH 3/4 [ynl] [*] "
     "tools/include/uapi/linux/netdev.h is not what the YNL generator makes from "
     "Documentation/netlink/specs/netdev.yaml (not regenerated after the spec change)",
     "drivers/net/wireless/mediatek/mt76/debugfs.c:37: warning: PATCH 3/4 [callsites] "
@@ -66,7 +66,7 @@ def test_the_first_command_prints_the_four_findings_at_file_line(text):
     # The ynl finding says how to fix it, and its twin compares the two uapi copies.
     ynl = lines.index(FOUR[2])
     assert lines[ynl + 1] == "    hint: tools/net/ynl/ynl-regen.sh -f"
-    assert ("tools/include/uapi/linux/netdev.h:77: error: PATCH 3/4 [ynl] "
+    assert ("tools/include/uapi/linux/netdev.h:77: error: PATCH 3/4 [ynl] [*] "
             "tools/include/uapi/linux/netdev.h differs from include/uapi/linux/netdev.h "
             "after this patch") in lines
     # The caller that converts (net-sysfs.c range-checks its value) is listed, not flagged.
@@ -77,8 +77,9 @@ def test_the_first_command_prints_the_four_findings_at_file_line(text):
     assert ("SERIES: warning: [version-link] the changelog of the cover letter has no lore link "
             "to v3 <20250205001000.0-skhawaja@reconstructed.invalid>") in lines
     total = lines[-1]
-    assert re.fullmatch(r"total: \d+ errors, \d+ warnings, \d+ info; (\d+) of \1 checks completed",
-                        total), total
+    # [*]: napipatch fix fixes them (the kdoc, cachelines and the two ynl findings)
+    assert re.fullmatch(r"total: \d+ errors, \d+ warnings, \d+ info; 4 fixable \[\*\] "
+                        r"\(napipatch fix\); (\d+) of \1 checks completed", total), total
 
 
 def test_the_same_findings_in_json_and_leftover_read_the_helper(at_root, text, kernel_tree):

@@ -35,6 +35,7 @@ from napipatch.bench.workload import build as build_workload
 from napipatch.pipeline.run import apply as apply_series
 from napipatch.errors import NapipatchError
 from napipatch.jobs import targets
+from napipatch.jobs.build import guestconfig
 from napipatch.jobs.boot import qemu as bootmod
 from napipatch.jobs.build.builder import Builder
 from napipatch.store.store import Store
@@ -120,6 +121,8 @@ def run(store: Store, cfg, spec: str, tree: Path, target_name: str, quick: bool 
     tip = resolve_tip(store, cfg, spec, tree, base)
     run_id = record.new_id(target_name)
     if target.boot is not None:
+        # built as `test` builds it (guestconfig): the same build directory, no reconfigure
+        target = guestconfig.widen(target, tip.repo, tip.base)
         measured, _ = run_guest(cfg, exp, tip, target, jobs, progress)
     else:
         measured = remotemod.run_hosts(cfg, exp, target_name, build_workload(cfg.cache), progress)

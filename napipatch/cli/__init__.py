@@ -9,7 +9,6 @@ the traceback written to a file by ``cli.crash``, exit 3.
 
 from __future__ import annotations
 
-import subprocess
 import sys
 from pathlib import Path
 from typing import Optional
@@ -23,19 +22,21 @@ from napipatch.cli.check import check, checks_app
 from napipatch.cli.common import state
 from napipatch.cli.configcmd import config_cmd
 from napipatch.cli.crash import report as report_crash
+from napipatch.cli.fix import fix
 from napipatch.cli.hook import hook_app
 from napipatch.cli.send import send
 from napipatch.cli.series import series_app
 from napipatch.cli.test import test_app
 from napipatch.cli.tree import tree_app
 from napipatch.cli.worker import worker
-from napipatch.errors import NapipatchError, printable
+from napipatch.errors import NapipatchError
 
 app = typer.Typer(help="Check, build and boot netdev patch series before they reach the list.",
                   no_args_is_help=True, add_completion=True, pretty_exceptions_enable=False)
 helpstyle.install()
 app.add_typer(series_app, name="series")
 app.command("check")(check)
+app.command("fix")(fix)
 app.add_typer(checks_app, name="checks")
 app.add_typer(tree_app, name="tree")
 app.command("config")(config_cmd)
@@ -77,9 +78,6 @@ def main():
     except (typer.Abort, KeyboardInterrupt):
         typer.echo("napipatch: aborted", err=True)
         sys.exit(130)
-    except subprocess.TimeoutExpired as exc:
-        typer.echo(f"napipatch: error: {printable(exc.cmd[0])}: timed out", err=True)
-        sys.exit(2)
     except Exception as exc:
         # Usage errors (typer's vendored click) know how to show themselves.
         if hasattr(exc, "show") and hasattr(exc, "exit_code"):

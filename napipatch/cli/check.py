@@ -28,6 +28,7 @@ from napipatch.cli.common import (
 from napipatch.config import Config, find_repo
 from napipatch.engine.registry import discover, load
 from napipatch.errors import NapipatchError
+from napipatch.jobs.kinds import kind
 from napipatch.pipeline.run import run
 from napipatch.report.nipa import CONTEXTS
 from napipatch.report.render import render_b4_series, render_report
@@ -142,6 +143,7 @@ def checks_list(fmt: str = typer.Option("text", "--format",
     typer.echo(checks_table(reg.checks.values()) if fmt == "markdown" else
                "\n".join(f"{c.id:14} {c.scope:6} {c.needs:7}  {c.summary}"
                          + (f" [{c.group}]" if c.group else "")
+                         + (f" [*] fix: {c.fixes}" if c.fixes else "")
                          for c in reg.checks.values()))
     for b in reg.broken:
         typer.echo(f"napipatch: error: {b.module}: {b.reason}", err=True)
@@ -201,4 +203,6 @@ def checks_doc(check_id: str):
         raise NapipatchError(check_id, "no such check")
     c = checks[check_id]
     group = f", group: {c.group}" if c.group else ""
-    typer.echo(f"{c.id}: {c.summary}\nscope: {c.scope}, needs: {c.needs}{group}\n\n{c.doc}")
+    # a job check: the job it reads, as the job registry describes it
+    job = f"\njob: {c.job}: {kind(c.job).describe}" if c.job else ""
+    typer.echo(f"{c.id}: {c.summary}\nscope: {c.scope}, needs: {c.needs}{group}{job}\n\n{c.doc}")

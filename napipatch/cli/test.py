@@ -27,10 +27,10 @@ from napipatch.cli.common import (
     store,
     tree_of,
 )
-from napipatch.checks import WARNING_JOBS
 from napipatch.engine.registry import CheckInfo
 from napipatch.errors import NapipatchError
 from napipatch.jobs import targets as targetsmod
+from napipatch.jobs.kinds import kind
 from napipatch.pipeline.plan import JobPlan, known
 from napipatch.pipeline.run import run
 from napipatch.report.render import render_report
@@ -114,13 +114,23 @@ def _ids(*ids: str) -> Callable[[CheckInfo], bool]:
 def _warning_jobs(c: CheckInfo) -> bool:
     """The checks of `napipatch test warnings`: NIPA's build tests, cocci, htmldocs,
     NIPA's tools builds (ynl-build, build-tools, dt-binding-check)."""
-    return c.job in WARNING_JOBS
+    return bool(c.job) and kind(c.job).warnings
 
 
 
 _JOBS = typer.Option(None, "--jobs", "-j", help="make -j (default: napipatch.jobs).")
 _TARGETS = typer.Option(None, "--target", help="virtio-net or idpf (repeatable; default: all).")
+_MEMORY = typer.Option(None, "--memory", help="A CI bot's state dir (or a copy of it): judge failed selftests by its memory (known flaky, known failures), as the bot does. Default: none; nothing is recorded.")
 _FLAVOUR = typer.Option("", "--flavour", help="Boot the targets' debug build (debug: lockdep, kmemleak, KASAN; its own build directory) instead of the plain one.")
+
+
+def _memory(state_dir: Path | None):
+    """The bot's memory read from ``state_dir`` (--memory), or None."""
+    if state_dir is None:
+        return None
+    from napipatch.bot.memory import open_state_dir  # the bot's stack, only when asked
+
+    return open_state_dir(state_dir)
 
 
 @test_app.command("build")
@@ -141,7 +151,7 @@ def boot_cmd(target: str = typer.Argument(..., help=TARGET_HELP), tree: Optional
              targets: Optional[list[str]] = typer.Option(None, "--target", help="A bootable target (virtio-net)."),
              jobs: Optional[int] = _JOBS, fmt: str = FORMAT,
              timeout: Optional[float] = typer.Option(None, "--timeout", help="Seconds before a hung guest is killed (default: the target's plus each selftest's)."),
-             flavour: str = _FLAVOUR,
+             flavour: str = _FLAVOUR, memory: Optional[Path] = _MEMORY,
              only: Optional[list[str]] = ONLY, skip: Optional[list[str]] = SKIP):
     """Build the series tip and boot it (virtme-ng): the `boot` and `selftest`
     checks, the target's test plan and the kernel selftests the series changes
@@ -149,7 +159,8 @@ def boot_cmd(target: str = typer.Argument(..., help=TARGET_HELP), tree: Optional
     for n in known(targets or []):
         if targetsmod.load(n).boot is None:
             raise NapipatchError(n, "is build-only: QEMU has no model for it (use `napipatch test build`)")
-    plan = JobPlan(boot_targets=targets or None, jobs=jobs, timeout=timeout, flavour=flavour)
+    plan = JobPlan(boot_targets=targets or None, jobs=jobs, timeout=timeout, flavour=flavour,
+                   memory=_memory(memory))
     plan.check_flavour()
     _drive(target, one_tree(tree, repo), base, fmt, _ids("boot", "selftest"), plan, only, skip)
 
@@ -184,13 +195,13 @@ def warnings_cmd(target: str = typer.Argument(..., help=TARGET_HELP), tree: Opti
 @test_app.command("kunit")
 def kunit_cmd(target: str = typer.Argument(..., help=TARGET_HELP), tree: Optional[Path] = TREE,
               repo: Optional[Path] = REPO_ALIAS, base: Optional[str] = BASE,
-              jobs: Optional[int] = _JOBS, fmt: str = FORMAT,
+              jobs: Optional[int] = _JOBS, fmt: str = FORMAT, memory: Optional[Path] = _MEMORY,
               only: Optional[list[str]] = ONLY, skip: Optional[list[str]] = SKIP):
     """The KUnit suites in or beside the directories the series changes, under UML
     with the trusted base's kunit.py, at the series and (when a case fails) at the
     base: the `kunit` check; exit 1 on a failing case."""
-    _drive(target, one_tree(tree, repo), base, fmt, _ids("kunit"), JobPlan(jobs=jobs),
-           only, skip)
+    _drive(target, one_tree(tree, repo), base, fmt, _ids("kunit"),
+           JobPlan(jobs=jobs, memory=_memory(memory)), only, skip)
 
 
 @test_app.command("run")
@@ -200,11 +211,11 @@ def run_cmd(target: str = typer.Argument(..., help=TARGET_HELP), tree: Optional[
             timeout: Optional[float] = typer.Option(None, "--timeout", help="Boot timeout in seconds."),
             no_cache: bool = typer.Option(False, "--no-cache", help="Ignore cached check results."),
             warnings: bool = typer.Option(True, "--warnings/--no-warnings", help="Also the checks of `test warnings` (the netdev CI's build tests); --no-warnings is --skip of them."),
-            flavour: str = _FLAVOUR,
+            flavour: str = _FLAVOUR, memory: Optional[Path] = _MEMORY,
             only: Optional[list[str]] = ONLY, skip: Optional[list[str]] = SKIP):
     """Every check: the static ones, then a build of every patch for every target,
     the build warnings, the boots, and the real hosts configured."""
-    plan = JobPlan(jobs=jobs, timeout=timeout, flavour=flavour)
+    plan = JobPlan(jobs=jobs, timeout=timeout, flavour=flavour, memory=_memory(memory))
     plan.check_flavour()
     _drive(target, one_tree(tree, repo), base, fmt,
            (lambda c: True) if warnings else (lambda c: not _warning_jobs(c)),

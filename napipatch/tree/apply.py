@@ -19,11 +19,11 @@ the same for both.
 from __future__ import annotations
 
 import shutil
-import subprocess
 import tempfile
 from pathlib import Path
 from typing import Callable
 
+from napipatch import procs
 from napipatch.errors import GitError, NapipatchError
 from napipatch.mails.series import Series
 from napipatch.tree import applycache, gitutil
@@ -83,7 +83,7 @@ class _FullIndex:
         self.index = gitutil.TempIndex(repo, index_file, GIT_INDEX_VERSION="4")
         self.index.git("read-tree", base)
 
-    def apply(self, patchf: Path) -> subprocess.CompletedProcess:
+    def apply(self, patchf: Path) -> procs.CompletedProcess:
         return self.index.apply(patchf)
 
     def tree(self) -> str:

@@ -17,11 +17,11 @@ configuration sits below every layer.
 from __future__ import annotations
 
 import os
-import subprocess
 from pathlib import Path
 
 import git as gitpython
 
+from napipatch import procs
 from napipatch.errors import GitError, NapipatchError
 from napipatch.tree.gitrepo import ObjectReader, open_repo
 
@@ -46,19 +46,15 @@ def why(stderr: str, status: int) -> str:
 
 
 def _run(cmd: list[str], env: dict, input, text: bool, timeout, cwd=None):
-    try:
-        return subprocess.run(cmd, input=input, capture_output=True, env=env, text=text,
-                              timeout=timeout, cwd=cwd,
-                              # git reads no terminal input of ours (a hook's stdin is the hook's)
-                              stdin=subprocess.DEVNULL if input is None else None,
-                              **({"errors": "replace"} if text else {}))
-    except FileNotFoundError:
-        raise NapipatchError("git", "not installed") from None
+    # procs: past its deadline git is killed with what it started (a hook,
+    # a filter); it reads no terminal input of ours (stdin: /dev/null)
+    return procs.run(cmd, timeout=timeout, input=input, env=env, text=text, cwd=cwd,
+                     package="git")
 
 
 def git(repo: Path | str | None, *args: str, input: str | bytes | None = None,
         env: dict | None = None, check: bool = True, text: bool = True,
-        timeout: float | None = None) -> subprocess.CompletedProcess:
+        timeout: float | None = None) -> procs.CompletedProcess:
     """``git -C repo ARGS``; with ``check``, a failure is a GitError."""
     cmd = ["git"]
     if repo is not None:
@@ -94,7 +90,7 @@ def out(repo, *args, **kw) -> str:
     return git(repo, *args, **kw).stdout.strip()
 
 
-def send_email(cwd: Path, args: list[str], env: dict) -> subprocess.CompletedProcess:
+def send_email(cwd: Path, args: list[str], env: dict) -> procs.CompletedProcess:
     """``git send-email ARGS`` run in ``cwd`` as the user would run it (their
     locale: it writes mail headers), never waiting on a terminal."""
     return _run(["git", "send-email", *args], dict(os.environ, GIT_PAGER="cat", **env), None,
@@ -167,9 +163,9 @@ class TempIndex:
         self.repo = repo
         self.env = {"GIT_INDEX_FILE": str(path), **env}
 
-    def git(self, *args: str, **kw) -> subprocess.CompletedProcess:
+    def git(self, *args: str, **kw) -> procs.CompletedProcess:
         return git(self.repo, *args, env=self.env, **kw)
 
-    def apply(self, patch: Path) -> subprocess.CompletedProcess:
+    def apply(self, patch: Path) -> procs.CompletedProcess:
         """``git apply --cached`` of the patch file; its result, failed or not."""
         return self.git("apply", "--cached", "--whitespace=nowarn", str(patch), check=False)

@@ -12,9 +12,9 @@ with an index of the whole base.
 from __future__ import annotations
 
 import re
-import subprocess
 from pathlib import Path
 
+from napipatch import procs
 from napipatch.tree import gitutil
 from napipatch.tree.treebuild import Entry, TreeBuilder
 
@@ -84,7 +84,7 @@ class SparseIndex:
         self.builder = TreeBuilder(repo, self.reader)
         self.base_tree = gitutil.out(repo, "rev-parse", f"{base}^{{tree}}")
 
-    def apply(self, patchf: Path) -> subprocess.CompletedProcess:
+    def apply(self, patchf: Path) -> procs.CompletedProcess:
         return self.index.apply(patchf)
 
     def tree(self) -> str:
