@@ -131,6 +131,7 @@ def test_warn_on_in_virtio_net_probe_fails_boot(run, kernel_tree, base_commit, t
     assert not _build_findings(report, "error")
 
 
+@pytest.mark.side_build  # idpf's own build directory
 def test_idpf_builds_patch_by_patch(run, kernel_tree, base_commit, tmp_path, build_dir):
     path = "drivers/net/ethernet/intel/idpf/idpf_main.c"
     probe = "static int idpf_probe(struct pci_dev *pdev, const struct pci_device_id *ent)\n{\n"

@@ -17,7 +17,8 @@ from pathlib import Path
 import pytest
 
 FIX = Path(__file__).parent / "fixtures" / "checks"
-pytestmark = [pytest.mark.timeout(3600)]
+# the tools builds have worktrees of their own: the second build group (tests/conftest.py)
+pytestmark = [pytest.mark.timeout(3600), pytest.mark.side_build]
 
 
 def _report(cli, mbox: Path, tree: Path, only: str, build_dir: Path | None = None,

@@ -255,12 +255,24 @@ def test_job_fixtures_share_their_runs():
          ["build-32bit", "build-clang", "build-w1", "cocci", "htmldocs", "sparse"]]
         + [[i] for i in ("build-32bit", "build-clang", "build-w1", "cocci", "htmldocs",
                          "sparse")])
+    # a shared run never spans the two build groups (it would run once in each)
+    for ids in RUNS.values():
+        assert len({i in _SHARES_VIRTIO_NET for i in ids}) == 1, ids
+
+
+# build, boot and selftest build and boot in the virtio-net (and idpf)
+# directories; the others (KUnit's UML, the warnings trees, the tools builds)
+# each in one of their own: the second build group, run beside the first
+# (tests/conftest.py). Their runs are shared within a group only.
+_SHARES_VIRTIO_NET = ("build", "boot", "selftest")
 
 
 @pytest.mark.build
 @pytest.mark.tree
 @pytest.mark.timeout(3600)
-@pytest.mark.parametrize("check_id", [i for i in JOB if i != "remote"])
+@pytest.mark.parametrize("check_id", [
+    pytest.param(i, marks=() if i in _SHARES_VIRTIO_NET else pytest.mark.side_build)
+    for i in JOB if i != "remote"])
 def test_job_check_flags_its_bad_fixture_only(request, job_runs, check_id):
     if CHECKS[check_id].job in WARNING_JOBS and CHECKS[check_id].job not in TOOLS_JOBS:
         # the allmodconfig trees configured and prepared once a session

@@ -158,6 +158,7 @@ def test_jobs_reach_only_workers_of_their_queue(tmp_path, redis_url, workers, ke
     res.revoke()
 
 
+@pytest.mark.side_build  # the warnings trees, beside test_warnings.py's
 def test_warnings_jobs_run_on_the_build_queue(cli, tmp_path, redis_url, workers, kernel_tree,
                                               base_commit, warnings_tree):
     """`napipatch test warnings` with the celery executor: the job goes to the

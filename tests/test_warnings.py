@@ -20,7 +20,8 @@ import pytest
 from conftest import commit_files, edit, format_patch
 
 # The first test pays the cold allmodconfig + prepare of three configurations.
-pytestmark = [pytest.mark.timeout(3600)]
+# the warnings trees are directories of their own: the second build group (tests/conftest.py)
+pytestmark = [pytest.mark.timeout(3600), pytest.mark.side_build]
 
 DUMMY = "drivers/net/dummy.c"
 XMIT = "static netdev_tx_t dummy_xmit(struct sk_buff *skb, struct net_device *dev)\n{\n"
