@@ -419,3 +419,82 @@ def test_a_range_checked_again_is_answered_from_the_cache(cli, rct_branch):
     assert cached(first)
     again = cli("check", "HEAD~4..HEAD", "--tree", rct_branch, "--format", "json")
     assert cached(again) == []
+
+
+REVIEW = """From mboxrd@z Thu Jan  1 00:00:00 1970
+From: Joe Reviewer <joe@example.org>
+Date: Mon, 07 Dec 2026 10:00:00 +0000
+Subject: Re: {subject}
+Message-Id: <review-1@example.org>
+In-Reply-To: {patch}
+References: {cover} {patch}
+
+> Body.
+
+Reviewed-by: Joe Reviewer <joe@example.org>
+"""
+
+
+def test_a_review_tag_of_v1_is_carried_by_an_amend_commit_on_the_b4_prep_branch(cli, tmp_path):
+    """v1 of a b4 prep series went out (b4 send -o) and got a Reviewed-by
+    on patch 1, imported into the store; the branch is now v2 with the
+    same diffs. `fix` (no range: the prep series, whose change-id finds v1)
+    makes an `amend!` commit adding the tag, autosquash folds it into
+    patch 1's message, and review-tags has nothing left to say."""
+    import sys
+    b4 = str(Path(sys.executable).parent / "b4")
+    repo = small_repo(tmp_path / "repo")
+    for name in ("a.c", "b.c"):
+        (repo / name).write_text(f"int {name[0]};\n")
+    git(repo, "add", ".")
+    git(repo, "commit", "-qm", "base")
+    env = dict(os.environ, XDG_CACHE_HOME=str(tmp_path / "b4cache"),
+               NAPIPATCH_SERIES_DIR=str(cli.store))
+
+    def b4run(*args):
+        cp = subprocess.run([b4, *args], cwd=repo, capture_output=True, text=True, env=env)
+        assert cp.returncode == 0, cp.stdout + cp.stderr
+    b4run("prep", "-n", "demo")
+    for name, subj in (("a.c", "net: a: add x"), ("b.c", "net: b: add y")):
+        (repo / name).write_text((repo / name).read_text() + "int x;\n")
+        git(repo, "commit", "-qam", f"{subj}\n\nBody.\n\nSigned-off-by: T <t@example.org>")
+    b4run("send", "--no-sign", "-o", str(tmp_path / "v1"))
+    mails = sorted((tmp_path / "v1").iterdir())
+    ids = [re.search(r"(?mi)^Message-Id: (<[^>]+>)", m.read_text()).group(1) for m in mails]
+    mbox = tmp_path / "v1.mbox"
+    mbox.write_text("".join("From mboxrd@z Thu Jan  1 00:00:00 1970\n" + m.read_text() + "\n"
+                            for m in mails)
+                    + REVIEW.format(subject="[PATCH 1/2] net: a: add x", cover=ids[0],
+                                    patch=ids[1]))
+    cli("series", "import", mbox, "--name", "demo", check=0)
+    b4run("prep", "--force-revision", "2")
+    start = git(repo, "rev-parse", "HEAD~2")   # b4's cover letter commit
+    inside = Cli(repo, cli.store, cli.cache)
+
+    shown = inside("fix", "--only", "review-tags", "--diff")
+    assert shown.returncode == 0, shown.stdout + shown.stderr   # all it finds it can fix
+    assert "amend! net: a: add x\n--- a/COMMIT_MSG\n+++ b/COMMIT_MSG\n" in shown.stdout
+    assert "+Reviewed-by: Joe Reviewer <joe@example.org>\n" in shown.stdout
+    assert "PATCH 1/2: would fix [review-tags] adds Reviewed-by: Joe Reviewer " \
+           "<joe@example.org>" in shown.stdout
+
+    done = inside("fix", "--only", "review-tags")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "PATCH 1/2: fixed [review-tags] adds Reviewed-by: Joe Reviewer <joe@example.org>" \
+        in done.stdout
+    assert f"1 fixup commit made for 1 finding; fold them with: git rebase -i --autosquash " \
+           f"{start[:12]}" in done.stdout
+    assert git(repo, "log", "-1", "--format=%s") == "amend! net: a: add x"
+    assert git(repo, "diff", "HEAD~1", "HEAD") == ""   # only the message changes
+    # not folded yet: asked again, fix says so instead of a second amend!
+    again = inside("fix", "--only", "review-tags")
+    assert "a later commit of the range fixes it already" in again.stdout, again.stdout
+    assert git(repo, "log", "-1", "--format=%s") == "amend! net: a: add x"
+
+    git(repo, "-c", "sequence.editor=:", "rebase", "-q", "-i", "--autosquash", start)
+    assert git(repo, "log", "--format=%s", f"{start}..HEAD").splitlines() == [
+        "net: b: add y", "net: a: add x"]
+    assert git(repo, "log", "-1", "--format=%B", "HEAD~1").rstrip().endswith(
+        "Signed-off-by: T <t@example.org>\nReviewed-by: Joe Reviewer <joe@example.org>")
+    after = json.loads(inside("check", "--only", "review-tags", "--format", "json").stdout)
+    assert [f for f in after["findings"] if f["check"] == "review-tags"] == []

@@ -21,10 +21,10 @@ Example:
     v2 2/3 is the same diff without it.
 
 Fix:
-    Add the trailer to the patch (``b4 trailers -u``, or ``napipatch series
-    export``, which names the trailers it could carry and writes them into
-    the unchanged patches with ``--carry-tags``), unless the patch changed
-    enough that the reviewer should look again: then say so in the
+    Add the trailer to the patch (``napipatch fix`` on the b4 prep branch
+    makes an ``amend!`` commit adding it; ``b4 trailers -u``, or ``napipatch
+    series export --carry-tags`` for a stored series), unless the patch
+    changed enough that the reviewer should look again: then say so in the
     changelog.
 """
 
@@ -33,6 +33,7 @@ from __future__ import annotations
 from napipatch.checks import check
 
 from napipatch.mails.revisions import has_trailer, previous
+from napipatch.report.findings import add_trailers
 from napipatch.tree.gitutil import patch_id
 
 
@@ -42,7 +43,8 @@ from napipatch.tree.gitutil import patch_id
        needs="diff",
        nipa=(),
        group="netdev process",
-       history=True)
+       history=True,
+       fixes="adds the trailer vN-1 gave to the unchanged patch's message (an amend! commit)")
 def run(ctx):
     prev = yield from previous(ctx, "review tags carried over")
     if prev is None:
@@ -66,4 +68,5 @@ def run(ctx):
             yield ctx.finding("warning", f"{t['trailer']} given on v{p} {was['n']}/"
                               f"{len(prev['patches'])} ({t['in']}{by}) is missing; the diff "
                               "did not change", patch=n,
-                              hint=f"add it to the trailers: {t['trailer']}")
+                              hint=f"add it to the trailers: {t['trailer']}",
+                              fix=add_trailers(f"adds {t['trailer']}", t["trailer"]))

@@ -14,14 +14,16 @@ from napipatch.errors import NapipatchError
 from napipatch.pipeline import fix as fixing
 from napipatch.pipeline.run import run
 from napipatch.report.model import Report
-from napipatch.store.inputs import resolve
+from napipatch.store.history import attach
+from napipatch.store.inputs import current_series, resolve
 from napipatch.tree import fixups
 
 
 def fix(
-    revrange: str = typer.Argument(..., metavar="BASE..HEAD",
-                                   help="The commits to fix, a straight line on the current "
-                                        "branch."),
+    revrange: Optional[str] = typer.Argument(
+        None, metavar="[BASE..HEAD]", show_default=False,
+        help="The commits to fix, a straight line on the current branch (default: the "
+             "branch's b4 prep series, whose version and change-id find vN-1 in the store)."),
     tree: Optional[Path] = typer.Option(None, "--tree", help="The repository holding the "
                                         "commits (default: the current one)."),
     repo: Optional[Path] = REPO_ALIAS,
@@ -31,33 +33,48 @@ def fix(
     skip: Optional[list[str]] = SKIP,
 ):
     """Fix what the checks can fix, as one `fixup! <subject>` commit per patch
-    on top of the branch (fold them with git rebase -i --autosquash BASE);
-    exit 0 when no error or warning is left, 1 when some are, 2 when a check
-    could not run (or nothing could)."""
+    (an `amend! <subject>` one for its message) on top of the branch (fold
+    them with git rebase -i --autosquash BASE); exit 0 when no error or
+    warning is left, 1 when some are, 2 when a check could not run (or
+    nothing could)."""
     where = one_tree(tree, repo) or find_repo()
     if where is None:
         raise NapipatchError("fix", "not in a git repository: pass --tree REPO")
+    cfg = load_config(where)
+    if revrange is None:
+        # b4 prep's series (else the branch's commits over its upstream),
+        # with its version: review-tags then finds vN-1 in the store
+        series, base = current_series(where)
+        attach(series, store(cfg))
+        revrange = series.name
+    else:
+        series, base = None, None
     rng = fixups.straight_range(where, revrange)
     if not diff:
         rng = fixups.writable(rng)   # refuse before any check runs: nothing changed
     only_l, skip_l = check_ids(only), check_ids(skip)
-    cfg = load_config(rng.repo)
-    series = resolve(revrange, store(cfg), rng.repo)
-    report = run(series, cfg, rng.repo, base=rng.base, only=only_l, skip=skip_l)
+    if series is None:
+        series = resolve(revrange, store(cfg), rng.repo)
+    report = run(series, cfg, rng.repo, base=base or rng.base, only=only_l, skip=skip_l)
     fixes, left = fixing.plan(report, rng)
+    made = []
     if diff:
         for pf in fixes:
-            sys.stdout.write(f"{pf.message.splitlines()[0]}\n{pf.diff()}")
+            heads = ([pf.message.splitlines()[0]] if pf.files else []) \
+                + ([pf.amend_message.splitlines()[0]] if pf.message_after else [])
+            sys.stdout.write("\n".join(heads) + f"\n{pf.diff()}")
     else:
-        fixing.commit(fixes, rng)
-    typer.echo(_summary(report, fixes, left, rng, diff))
+        made = fixing.commit(fixes, rng)
+    typer.echo(_summary(report, fixes, left, rng, len(made) if not diff else None))
     # A check with no result is "not everything was checked", as for check.
     raise typer.Exit(2 if report.incomplete else 1 if left else 0)
 
 
 def _summary(report: Report, fixes: list[fixing.PatchFix], left, rng: fixups.Range,
-             diff: bool) -> str:
-    """Per patch, what was fixed and what was not (and why); then how to fold."""
+             made: int | None) -> str:
+    """Per patch, what was fixed and what was not (and why); then how to
+    fold. ``made``: the commits made, None for --diff."""
+    diff = made is None
     total = len(report.series.patches)
     done = "would fix" if diff else "fixed"
     out = []
@@ -75,12 +92,13 @@ def _summary(report: Report, fixes: list[fixing.PatchFix], left, rng: fixups.Ran
         out.append(f"NOT CHECKED: {c.id} ({c.reason or c.status})")
     n_fixed = sum(len(pf.fixed) for pf in fixes)
     if fixes and not diff:
-        out.append(f"{len(fixes)} fixup commit{'s' if len(fixes) != 1 else ''} made for "
+        out.append(f"{made} fixup commit{'s' if made != 1 else ''} made for "
                    f"{n_fixed} finding{'s' if n_fixed != 1 else ''}; fold them with: "
                    f"git rebase -i --autosquash {rng.base[:12]}")
     elif fixes:
+        n = sum(bool(pf.files) + bool(pf.message_after) for pf in fixes)
         out.append(f"{n_fixed} finding{'s' if n_fixed != 1 else ''} fixable in "
-                   f"{len(fixes)} fixup commit{'s' if len(fixes) != 1 else ''}; nothing changed")
+                   f"{n} fixup commit{'s' if n != 1 else ''}; nothing changed")
     else:
         out.append("nothing to fix")
     out.append(f"left: {len(left)} error and warning finding{'s' if len(left) != 1 else ''} "

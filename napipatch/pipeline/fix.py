@@ -6,8 +6,11 @@ files, or why it cannot). Here the edits of one patch are applied to the
 files of its commit, carried onto the branch's tip with a three-way merge
 (later patches may have moved those lines), and become one ``fixup!
 <subject>`` commit of that patch on top of the branch, for ``git rebase -i
---autosquash BASE`` to fold where it belongs. Nothing is written until
-every fixup is built (``napipatch.tree.fixups``); ``--diff`` writes nothing.
+--autosquash BASE`` to fold where it belongs. A fix of the commit message
+(a review trailer to carry) is an ``amend! <subject>`` commit instead,
+whose message autosquash puts in the patch's place. Nothing is written
+until every fixup is built (``napipatch.tree.fixups``); ``--diff`` writes
+nothing.
 """
 
 from __future__ import annotations
@@ -31,16 +34,31 @@ class PatchFix:
     before: dict[str, str] = field(default_factory=dict)   # path -> text at the tip before it
     fixed: list[Finding] = field(default_factory=list)
     unfixed: list[tuple[Finding, str]] = field(default_factory=list)
+    # the commit message before and after its trailer fixes ("" when none)
+    message_before: str = ""
+    message_after: str = ""
 
     @property
     def message(self) -> str:
-        """``git commit --fixup``'s subject, and what napipatch fixed."""
-        lines = [f"{f.file}:{f.line}: [{f.check}] {f.fix['says']}" for f in self.fixed]
+        """``git commit --fixup``'s subject, and what napipatch fixed in the files."""
+        lines = [f"{f.file}:{f.line}: [{f.check}] {f.fix['says']}" for f in self.fixed
+                 if f.fix.get("edits")]
         return f"fixup! {self.subject}\n\nnapipatch fix:\n" + "\n".join(lines) + "\n"
 
+    @property
+    def amend_message(self) -> str:
+        """``git commit --fixup=amend:``'s message: the subject, then the
+        patch's whole new message, which autosquash puts in its place."""
+        return f"amend! {self.subject}\n\n{self.message_after}"
+
     def diff(self) -> str:
-        """The fixup as a unified diff (``--diff``), file by file."""
+        """The fixup as a unified diff (``--diff``), file by file, the
+        commit message first when it changes."""
         out = []
+        if self.message_after:
+            out += difflib.unified_diff(self.message_before.splitlines(keepends=True),
+                                        self.message_after.splitlines(keepends=True),
+                                        "a/COMMIT_MSG", "b/COMMIT_MSG")
         for path in sorted(self.files):
             out.append(f"diff --git a/{path} b/{path}\n")
             out += difflib.unified_diff(self.before[path].splitlines(keepends=True),
@@ -127,12 +145,35 @@ def plan(report: Report, rng: fixups.Range) -> tuple[list[PatchFix], list[tuple[
     for n in sorted(by_patch):
         commit = rng.commits[n - 1]
         pf = PatchFix(n, commit, fixups.subject_of(rng.repo, commit))
-        edits = _choose(by_patch[n], pf)
+        edits = _choose([f for f in by_patch[n] if f.fix.get("edits")], pf)
         _carry(pf, rng, tip, edits)
+        _amend(pf, rng, [f for f in by_patch[n] if f.fix.get("trailers")])
         left += [(f, why) for f, why in pf.unfixed if f.severity is not Severity.INFO]
-        if pf.files:
+        if pf.files or pf.message_after:
             fixes.append(pf)
     return fixes, left
+
+
+def _amend(pf: PatchFix, rng: fixups.Range, findings: list[Finding]) -> None:
+    """The patch's message with the trailers ``findings`` ask for; a
+    finding whose trailers an ``amend!`` later in the range already adds
+    stays unfixed (the user has not folded it yet)."""
+    if not findings:
+        return
+    later = [c for c in rng.commits[pf.n:]
+             if fixups.subject_of(rng.repo, c) == f"amend! {pf.subject}"]
+    pending = "".join(fixups.message_of(rng.repo, c) for c in later)
+    todo = []
+    for f in findings:
+        if all(t in pending for t in f.fix["trailers"]):
+            pf.unfixed.append((f, "a later commit of the range fixes it already (fold it: "
+                                  "git rebase -i --autosquash BASE)"))
+        else:
+            pf.fixed.append(f)
+            todo += [t for t in f.fix["trailers"] if t not in todo]
+    if todo:
+        pf.message_before = fixups.message_of(rng.repo, pf.commit)
+        pf.message_after = fixups.with_trailers(rng.repo, pf.message_before, todo)
 
 
 def _why_not(f: Finding) -> str:
@@ -150,8 +191,12 @@ def commit(fixes: list[PatchFix], rng: fixups.Range) -> list[str]:
     the branch and the work tree moved onto the last. Returns them."""
     made, parent = [], rng.head
     for pf in fixes:
-        parent = fixups.commit_files(rng.repo, parent, pf.files, pf.message)
-        made.append(parent)
+        if pf.files:
+            parent = fixups.commit_files(rng.repo, parent, pf.files, pf.message)
+            made.append(parent)
+        if pf.message_after:  # the same tree: only the message changes
+            parent = fixups.commit_files(rng.repo, parent, {}, pf.amend_message)
+            made.append(parent)
     if made:
         fixups.move_branch(rng, parent)
     return made

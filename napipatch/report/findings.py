@@ -62,8 +62,9 @@ class Finding:
 
     @property
     def fixable(self) -> bool:
-        """``napipatch fix`` can fix it (its check computed the edits)."""
-        return bool(self.fix and self.fix.get("edits"))
+        """``napipatch fix`` can fix it (its check computed the edits, or
+        the trailers its commit message lacks)."""
+        return bool(self.fix and (self.fix.get("edits") or self.fix.get("trailers")))
 
     def to_json(self) -> dict:
         d = asdict(self)
@@ -92,6 +93,12 @@ def fix(says: str, *edits: dict) -> dict:
     """A finding's fix: what it does in a few words (``fix`` prints
     ``FILE:LINE: fixed [check] SAYS``) and its edits."""
     return {"says": says, "edits": list(edits)}
+
+
+def add_trailers(says: str, *trailers: str) -> dict:
+    """A fix of the commit message, not of the files: ``trailers``
+    (``Reviewed-by: ...``) added to the patch's own (an ``amend!`` commit)."""
+    return {"says": says, "trailers": list(trailers)}
 
 
 def not_fixable(why: str) -> dict:

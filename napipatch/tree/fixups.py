@@ -90,6 +90,19 @@ def subject_of(repo: Path, rev: str) -> str:
     return git(repo, "log", "-1", "--format=%s", rev).stdout.strip()
 
 
+def message_of(repo: Path, rev: str) -> str:
+    """The whole commit message of ``rev``, as ``git commit --fixup=amend:`` copies it."""
+    return git(repo, "log", "-1", "--format=%B", rev).stdout.rstrip("\n") + "\n"
+
+
+def with_trailers(repo: Path, message: str, trailers: list[str]) -> str:
+    """``message`` with ``trailers`` added to its trailer block, where git
+    puts them (``git interpret-trailers``; one already there is kept once)."""
+    args = [a for t in trailers for a in ("--trailer", t)]
+    return git(repo, "interpret-trailers", "--if-exists", "addIfDifferent", *args,
+               input=message).stdout
+
+
 def merge3(base: str, ours: str, theirs: str) -> str | None:
     """``git merge-file`` of three texts: ``theirs``' change to ``base``
     carried onto ``ours``; None when they conflict."""
