@@ -12,9 +12,11 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
+from conftest import commit_files, edit, git
 
 FIX = Path(__file__).parent / "fixtures" / "checks"
 # the tools builds have worktrees of their own: the second build group (tests/conftest.py)
@@ -59,6 +61,50 @@ def test_build_tools_forecast_fails_on_a_new_warning_and_an_untracked_program_on
     good = _report(cli, FIX / "build-tools" / "good.mbox", kernel_tree, "build-tools", build_dir)
     assert good.returncode == 0, good.stderr
     assert _forecast(json.loads(good.stdout), "build_tools") == ["success"]
+
+
+@pytest.mark.build
+@pytest.mark.tree
+def test_fix_lists_a_leftover_of_the_selftest_build_in_its_gitignore(cli, kernel_tree,
+                                                                    base_commit, build_dir):
+    """build-tools' fix (napipatch fix --only build-tools runs the build):
+    patch 1 gives af_unix a sorted .gitignore, patch 2 adds a program and
+    forgets it there. --diff shows the fixup of patch 2 with the name at its
+    sorted place; that fixup folded into patch 2, the build leaves nothing
+    untracked and build-tools passes."""
+    d = "tools/testing/selftests/net/af_unix"
+    one = commit_files(kernel_tree, base_commit, {
+        f"{d}/.gitignore": "diag_uid\nmsg_oob\nscm_pidfd\nscm_rights\nunix_connect\n"},
+        "selftests: af_unix: ignore the built programs\n")
+    msg = "selftests: af_unix: add a program\n"
+    two = commit_files(kernel_tree, one, {
+        f"{d}/Makefile": edit(kernel_tree, one, f"{d}/Makefile", "msg_oob scm_pidfd",
+                              "msg_oob napipatch_fixme scm_pidfd"),
+        f"{d}/napipatch_fixme.c": "int main(void)\n{\n\treturn 0;\n}\n"}, msg)
+    env = {"NAPIPATCH_BUILD_DIR": str(build_dir)}
+    cp = cli("fix", f"{base_commit}..{two}", "--tree", kernel_tree, "--diff",
+             "--only", "build-tools", env=env)
+    assert cp.returncode == 0, (cp.stdout[-3000:], cp.stderr[-3000:])
+    diff = cp.stdout[cp.stdout.index("diff --git"):cp.stdout.index("\nPATCH ") + 1]
+    assert cp.stdout.startswith(f"fixup! {msg}"), cp.stdout
+    assert [ln for ln in diff.splitlines() if ln[:1] in "+-" and ln[:3] not in ("+++", "---")] \
+        == ["+napipatch_fixme"], diff
+    assert " msg_oob\n+napipatch_fixme\n scm_pidfd\n" in diff
+    assert f"PATCH 2/2 {msg.strip()}:\n{d}/napipatch_fixme: would fix [build-tools] listed " \
+           f"napipatch_fixme in {d}/.gitignore (line 3)" in cp.stdout
+    # the fixup folded into patch 2 (what autosquash makes of the last patch)
+    with tempfile.TemporaryDirectory() as td:
+        idx = {"GIT_INDEX_FILE": str(Path(td) / "index")}
+        git(kernel_tree, "read-tree", two, env=idx)
+        git(kernel_tree, "apply", "--cached", "-", input=diff, env=idx)
+        folded = git(kernel_tree, "commit-tree", git(kernel_tree, "write-tree", env=idx),
+                     "-p", one, "-m", msg)
+    again = cli("check", f"{base_commit}..{folded}", "--tree", kernel_tree,
+                "--only", "build-tools", "--format", "json", env=env)
+    assert again.returncode == 0, again.stderr[-3000:]
+    report = json.loads(again.stdout)
+    assert not [f for f in report["findings"] if f["severity"] != "info"], report["findings"]
+    assert _forecast(report, "build_tools") == ["success", "success"]
 
 
 @pytest.mark.tree

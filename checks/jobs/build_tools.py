@@ -26,7 +26,8 @@ Example:
 
 Fix:
     Fix the selftest in the patch that changed it; list a new program in
-    the target's .gitignore. ``make -C tools/testing/selftests TARGETS=net``
+    the .gitignore of its directory or of the target above it (``napipatch
+    fix --only build-tools`` does that in the patch that added it). ``make -C tools/testing/selftests TARGETS=net``
     after ``make headers`` shows the same lines.
 """
 
@@ -35,6 +36,8 @@ from napipatch.checks import check
 
 @check(id="build-tools", summary="the selftest targets a patch can change build without new "
                                  "warnings or untracked files (parent against patch)",
-       scope="patch", needs="build", job="build-tools", nipa=("build_tools",))
+       scope="patch", needs="build", job="build-tools", nipa=("build_tools",),
+       fixes="lists a leftover of the build in the nearest .gitignore of its directory "
+             "(napipatch fix --only build-tools: the build runs)")
 def run(result):
     return result.on("output")

@@ -156,8 +156,8 @@ def problems(decl: Declaration, doc: str, module: ModuleType | None = None) -> l
     for what, name in (("requires", decl.requires), ("timeout", decl.timeout)):
         if name and name not in settings:
             out.append(f"{what} {name!r} is no napipatch setting (napipatch/config.py)")
-    if decl.fixes and ("\n" in decl.fixes or decl.is_job):
-        out.append("fixes must be one line, on a static check")
+    if "\n" in decl.fixes:
+        out.append("fixes must be one line")
     if decl.zygote and not all(callable(getattr(module, f, None)) for f in ("warm", "serve")):
         out.append("zygote=True needs module functions warm() and serve(request)")
     missing = [s for s in SECTIONS if not re.search(rf"^{s}:\s*$", doc, re.MULTILINE)]

@@ -34,6 +34,7 @@ from napipatch.errors import NapipatchError
 from napipatch.jobs.build.builder import checkout_worktree
 from napipatch.jobs.build.kept import KeptTree
 from napipatch.jobs.executor import OUTPUT, OWN, JobKind, JobResult
+from napipatch.jobs.tools import gitignore
 from napipatch.jobs.tools.lines import counted, new_lines, where
 from napipatch.jobs.tools.targets import SELFTESTS, Picked, pick
 from napipatch.jobs.warnings.configs import missing, missing_line
@@ -69,6 +70,7 @@ class PatchStep:
     picked: Picked
     before: dict[str, TargetBuild] = field(default_factory=dict)
     after: dict[str, TargetBuild] = field(default_factory=dict)
+    commit: str = ""   # the patch's commit: its .gitignore takes a leftover's fix
 
 
 class ToolsTree(KeptTree):
@@ -150,20 +152,21 @@ class ToolsJob(SeriesJob):
         try:
             with ToolsTree(self.repo, self.cache, self.jobs, progress) as tt:
                 for i, p, c, picked in plans:
-                    st = PatchStep(i, picked)
+                    st = PatchStep(i, picked, commit=c)
                     for t in picked.targets:
                         st.before[t] = tt.build(p, t)
                         st.after[t] = tt.build(c, t)
                     steps.append(st)
         except NapipatchError as exc:
             return could_not_run(OUTPUT, KIND, f"{KIND} could not run: {exc}", self.kind)
-        return result(steps, len(self.commits), round(time.monotonic() - t0, 1))
+        return result(steps, len(self.commits), round(time.monotonic() - t0, 1), self.repo)
 
 
-def result(steps: list[PatchStep], total: int, seconds: float) -> JobResult:
+def result(steps: list[PatchStep], total: int, seconds: float,
+           repo: Path | None = None) -> JobResult:
     findings: list[Finding] = []
     for st in steps:
-        findings += step_findings(st)
+        findings += step_findings(st, repo)
     bad = any(f.severity is Severity.ERROR for f in findings)
     warn = any(f.severity is Severity.WARNING for f in findings)
     return JobResult(kind=KIND, target=KIND, status="fail" if bad else "warn" if warn else "pass",
@@ -176,8 +179,10 @@ def result(steps: list[PatchStep], total: int, seconds: float) -> JobResult:
                                        for s in steps], "patches_total": total})
 
 
-def step_findings(st: PatchStep) -> list[Finding]:
-    """One patch: its new lines and untracked files, and what was built."""
+def step_findings(st: PatchStep, repo: Path | None = None) -> list[Finding]:
+    """One patch: its new lines and untracked files (each with its
+    .gitignore line as a fix, read from ``repo`` at the patch), and what
+    was built."""
     n_before = sum(len(b.lines) for b in st.before.values())
     n_after = sum(len(b.lines) for b in st.after.values())
     new_files = {t: sorted(set(st.after[t].untracked) - set(st.before[t].untracked))
@@ -196,7 +201,9 @@ def step_findings(st: PatchStep) -> list[Finding]:
             out.append(Finding(check=OUTPUT, severity=Severity.ERROR, patch=st.patch, file=f,
                                message=f"{f} is left untracked by the {t} selftests build: "
                                        "add it to .gitignore", nipa=nipa,
-                               hint=f"list it in {SELFTESTS}{t}/.gitignore"))
+                               hint=f"list it in {SELFTESTS}{t}/.gitignore",
+                               fix=gitignore.listing(repo, st.commit, t, f)
+                               if repo and st.commit else None))
     out += _said(st, n_before, n_after)
     return out
 
