@@ -129,13 +129,13 @@ def run(ctx):
                            ctx.config.get_maintainer_timeout)
     wanted = runner.wanted([_mail_text(m) for m in patches])
     alias = mailmap_aliases(runner.mailmap)
-    stored = series.extra.get("recipients")
+    stored = series.inputs.recipients
     addressed = any(m.addressed for m in series.mails)
     # A stored series goes where ``napipatch send`` addresses it when that is
     # how it will leave: made from git here, or not addressed by anyone yet.
     # Mails already addressed (imported from the list, as the bot reads
     # them) are judged by their own headers, as NIPA judges them.
-    if stored is not None and addressed and "exported-from" not in series.extra:
+    if stored is not None and addressed and "exported-from" not in series.inputs.record:
         stored = None
     if stored is None and not addressed:
         yield _unaddressed(ctx, wanted)

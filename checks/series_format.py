@@ -71,7 +71,7 @@ def run(ctx):
         yield ctx.finding("error", "patches carry different versions: " +
                           ", ".join(f"v{v}" for v in sorted(versions)),
                           hint="re-send the whole series with one -v N", nipa={})
-    if s.cover and not s.extra.get("synthetic-cover"):
+    if s.cover and not s.inputs.synthetic_cover:
         body = s.cover.body
         if "*** SUBJECT HERE ***" in s.cover.subject.raw or "*** BLURB HERE ***" in body:
             yield ctx.finding("error", "the cover letter still has format-patch's placeholder text",

@@ -156,7 +156,7 @@ def test_only_the_checks_that_read_the_history_are_keyed_by_it(tmp_path, monkeyp
                        "review-followup"}
 
     def key(check_id: str, why: str) -> str:
-        series.extra["history"] = {"previous": None, "why": why}
+        series.inputs.history = {"previous": None, "why": why}
         c = checks[check_id]
         return cachemod.result_key(c.id, c.fingerprint, series, 1, None, "s", history=c.history)
 
@@ -167,8 +167,11 @@ def test_only_the_checks_that_read_the_history_are_keyed_by_it(tmp_path, monkeyp
 
 
 def test_whatever_rides_beside_the_mails_is_part_of_the_key(tmp_path, monkeypatch):
-    """Series.extra is hashed whole (the history aside): a key a front-end
-    adds tomorrow gives another result key, never a stale cached result."""
+    """Series.inputs is hashed whole (the history aside): every field, the
+    ones added tomorrow too, and any key of the stored record give another
+    result key, never a stale cached result."""
+    import dataclasses
+
     _check, series, _cfg, _ctx, _rcache = _shout(tmp_path, monkeypatch)
     c = discover()["subject"]
 
@@ -176,11 +179,22 @@ def test_whatever_rides_beside_the_mails_is_part_of_the_key(tmp_path, monkeypatc
         return cachemod.result_key(c.id, c.fingerprint, series, 1, None, "s")
 
     before = key()
-    series.extra["a-key-nobody-listed"] = {"tags": ["Reviewed-by: A <a@example.org>"]}
+    others = {"record": {"sent": "x"}, "recipients": {"to": ["a@example.org"]},
+              "base_commit": "0" * 40, "synthetic_cover": True, "net_next": {"state": "closed"},
+              "reply_mails": ["a reply"], "reply_link": "https://example.org/{msgid}"}
+    named = [f.name for f in dataclasses.fields(series.inputs) if f.name != "history"]
+    assert sorted(named) == sorted(others), "a new Inputs field: give it a value here"
+    for name in named:
+        kept = getattr(series.inputs, name)
+        setattr(series.inputs, name, others[name])
+        assert key() != before, name
+        setattr(series.inputs, name, kept)
+        assert key() == before, name
+    series.inputs.record["a-key-nobody-listed"] = {"tags": ["Reviewed-by: A <a@example.org>"]}
     assert key() != before
-    series.extra["a-key-nobody-listed"] = {"tags": ["Reviewed-by: B <b@example.org>"]}
+    series.inputs.record["a-key-nobody-listed"] = {"tags": ["Reviewed-by: B <b@example.org>"]}
     after = key()
-    del series.extra["a-key-nobody-listed"]
+    del series.inputs.record["a-key-nobody-listed"]
     assert len({before, after, key()}) == 2 and key() == before
 
 

@@ -53,7 +53,7 @@ def run(ctx):
     head = s.cover or (s.patches[0] if s.patches else None)
     if s.tree != "net-next" or head is None or head.subject.rfc:
         return
-    ann = s.extra.get("net-next") or {}
+    ann = s.inputs.net_next or {}
     told = ctx.config.net_next.strip().lower()
     if told:
         state, said = told, "git config napipatch.net-next"

@@ -40,7 +40,7 @@ from napipatch.mails.revisions import linked_msgids, previous
        history=True)
 def run(ctx):
     s = ctx.series
-    if s.extra.get("synthetic-cover"):
+    if s.inputs.synthetic_cover:
         return  # format-patch's placeholder: nothing written to judge yet
     prev = yield from previous(ctx, "the link to the previous version")
     if prev is None:

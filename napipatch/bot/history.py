@@ -8,12 +8,12 @@ the same b4 ``change-id:``. Its record is the one the store gives
 Message-IDs of its mails and of every reply in its thread, and the review
 trailers given on it (in the patches or in replies, read by b4 as
 ``series import`` does) with who gave them. It goes into
-``series.extra["history"]``, where the netdev process checks find it
+``series.inputs.history``, where the netdev process checks find it
 (``ctx.history``). A vN-1 that cannot be read is a reason in words (the
 checks say "unknown" as an info), never a stopped pass.
 
 The newest "net-next is OPEN/CLOSED" announcement the bot has read goes
-into ``series.extra["net-next"]`` (``napipatch.mails.netnext``).
+into ``series.inputs.net_next`` (``napipatch.mails.netnext``).
 """
 
 from __future__ import annotations
@@ -38,10 +38,10 @@ log = logging.getLogger("napipatch.bot")
 
 def attach(cfg: BotConfig, state: State, row, series: Series) -> Series:
     """``series`` (the bot's series ``row``) with its history and net-next's state."""
-    series.extra["history"] = history_of(cfg, state, row, series)
+    series.inputs.history = history_of(cfg, state, row, series)
     ann = newest_announcement(cfg, state)
     if ann:
-        series.extra["net-next"] = ann
+        series.inputs.net_next = ann
     return series
 
 
@@ -100,7 +100,7 @@ def _record(cfg: BotConfig, state: State, prev, how: str) -> dict:
     ids = [m["msgid"] for m in members]
     replies = state.thread_replies(ids)
     cover = s.cover.msgid if s.cover else ""
-    s.extra.update({
+    s.inputs.record.update({
         "cover-message-id": cover or "",
         "message-ids": [p.msgid for p in s.patches if p.msgid],
         "thread-ids": sorted({*ids, *(r["msgid"] for r in replies)}),
@@ -109,10 +109,10 @@ def _record(cfg: BotConfig, state: State, prev, how: str) -> dict:
     said = _readable(replies)
     raws = [bytes(m["raw"]) for m in members] + said
     if len(raws) > len(members):
-        s.extra["review"] = b4api.collect(raws, s.version).given
+        s.inputs.record["review"] = b4api.collect(raws, s.version).given
     # The replies whole, as series import keeps them: review-followup reads them.
-    s.extra["reply-mails"] = [parse_message(r, "archive") for r in said[:MAX_REPLIES]]
-    s.extra["reply-link"] = link(cfg, prev["inbox"], "{msgid}")  # the archive's URLs
+    s.inputs.reply_mails = [parse_message(r, "archive") for r in said[:MAX_REPLIES]]
+    s.inputs.reply_link = link(cfg, prev["inbox"], "{msgid}")  # the archive's URLs
     return record_of(s, prev["title"] or s.title, how)
 
 

@@ -21,6 +21,7 @@ import importlib.metadata
 import importlib.util
 import json
 import re
+from dataclasses import fields
 from pathlib import Path
 from types import ModuleType
 
@@ -97,18 +98,19 @@ def result_key(check_id: str, fingerprint: str, series: Series, upto: int, base:
         # When and where in a thread it was posted (repost-wait, new-thread).
         h.update(f"\0{m.date}\0{m.msgid}\0{m.in_reply_to}\0{' '.join(m.references)}\0"
                  .encode())
-    # Everything else the front-ends put beside the mails (Series.extra: who
+    # Everything else the front-ends put beside the mails (Series.inputs: who
     # a stored version went to and when, the list's net-next announcement,
     # a b4 cover's placeholder, review tags, where a series was carried
-    # from), hashed whole: a key added there can never give a stale result.
+    # from), every field hashed: one added there can never give a stale result.
     # The previous version's record (ctx.history) only for the checks that
     # read it: a series checked as a directory and through the send hook
     # has another name, so another "why" in its history, and must still
     # share the other checks' results.
-    rest = {k: v for k, v in series.extra.items() if k != "history"}
-    h.update(b"\0extra\0" + json.dumps(rest, sort_keys=True, default=str).encode())
+    rest = {f.name: getattr(series.inputs, f.name) for f in fields(series.inputs)
+            if f.name != "history"}
+    h.update(b"\0inputs\0" + json.dumps(rest, sort_keys=True, default=str).encode())
     if history:
-        h.update(b"\0history\0" + json.dumps(series.extra.get("history"), sort_keys=True,
+        h.update(b"\0history\0" + json.dumps(series.inputs.history, sort_keys=True,
                                                default=str).encode())
     return h.hexdigest()
 

@@ -106,12 +106,12 @@ class _History:
     @property
     def history(self) -> dict | None:
         """The previous version's record in the store, or None (``history_why``)."""
-        return (self.series.extra.get("history") or {}).get("previous")
+        return (self.series.inputs.history or {}).get("previous")
 
     @property
     def history_why(self) -> str:
         """Why there is no previous version to compare with ("" when there is)."""
-        return (self.series.extra.get("history") or {}).get(
+        return (self.series.inputs.history or {}).get(
             "why", "no store was read for this series' earlier versions")
 
 

@@ -110,8 +110,8 @@ def posting(series) -> tuple[datetime | None, str]:
     """When ``series`` went out: (time, "") when it was sent (``sent`` in
     its record) or posted (it has a Message-ID: its Date:); (None, "") when
     it is not sent yet; (None, why) when its Date: is broken."""
-    if series.extra.get("sent"):
-        got, why = parse_date(str(series.extra["sent"]))
+    if series.inputs.record.get("sent"):
+        got, why = parse_date(str(series.inputs.record["sent"]))
         return got, "" if got else f"v{series.version}'s sent time {why[4:]}"
     head = series.cover or series.patches[0]
     if not head.msgid:

@@ -34,6 +34,26 @@ def check_numbering(source: str, version: int, index: int, total: int) -> None:
 
 
 @dataclass
+class Inputs:
+    """What the front-ends know of a series beside its mails, typed, so a
+    reader names a field that exists. Hashed whole into every check's cache
+    key (``engine/cache.py``), ``history`` only for the checks that read it:
+    a field added here can never give a stale cached result."""
+
+    # The stored version's series.toml table (sent, message-ids, lore,
+    # carried-from, trailers ...), or what the bot knows of an archived
+    # version in the same keys: a file people write, so a mapping.
+    record: dict = field(default_factory=dict)
+    recipients: dict | None = None   # who `napipatch send` would address (cc-maintainers)
+    base_commit: str | None = None   # a stored version's, or a commit checked alone: its parent
+    synthetic_cover: bool = False    # the cover letter is a placeholder (a range's, b4's)
+    history: dict | None = None      # vN-1's record (ctx.history)
+    net_next: dict | None = None     # the list's newest net-next announcement
+    reply_mails: list | None = None  # an archived version's review replies (review-followup)
+    reply_link: str = ""             # how links to those replies are written
+
+
+@dataclass
 class Series:
     """The cover letter (if any) and patches 1..N of one version.
 
@@ -43,6 +63,7 @@ class Series:
         cover: patch 0, or None for a single patch without one.
         patches: patches 1..N, in order.
         source: where it was read from (for messages).
+        inputs: what the front-ends know beside the mails.
     """
 
     name: str
@@ -50,7 +71,7 @@ class Series:
     cover: PatchMail | None
     patches: list[PatchMail]
     source: str = ""
-    extra: dict = field(default_factory=dict)
+    inputs: Inputs = field(default_factory=Inputs)
 
     @property
     def mails(self) -> list[PatchMail]:
@@ -69,8 +90,8 @@ class Series:
     def base_commit(self) -> str | None:
         # A patch checked on its own (check -) knows its base: the parent
         # of the commit it was made from, not the series' base-commit.
-        if self.extra.get("base-commit"):
-            return self.extra["base-commit"]
+        if self.inputs.base_commit:
+            return self.inputs.base_commit
         for m in [self.head] + self.patches:
             if m.base_commit:
                 return m.base_commit

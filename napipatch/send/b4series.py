@@ -113,6 +113,6 @@ def review_series(here: Path, cfg: Config, only: list[str] | None, skip: list[st
     series = from_range(here, revrange, base=base, subject_prefix=prefix)
     if posted is not None and series.cover is not None:
         series.cover = posted
-        series.extra["synthetic-cover"] = False
+        series.inputs.synthetic_cover = False
     series.name = "..".join(sha[:12] for sha in revrange.split(".."))
     return run(series, cfg, here, base=base, only=only, skip=skip)

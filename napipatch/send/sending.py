@@ -83,7 +83,7 @@ def send_series(store: Store, spec: str, cfg: Config, repo: Path | None = None,
                 dry_run: bool = False, force: bool = False, only: list[str] | None = None,
                 skip: list[str] | None = None) -> Outcome:
     series = attach(store.load(spec), store)
-    if series.extra.get("cover-only") or not series.patches:
+    if series.inputs.record.get("cover-only") or not series.patches:
         raise NapipatchError(spec, "only a cover letter is stored: nothing to send")
     vkey = f"v{series.version}"
     vdir = store.path(series.name) / vkey

@@ -88,7 +88,7 @@ def where(repo: Path | None, seen: list[PatchMail], m: PatchMail, source: str) -
     sha = commits.commit_of(repo, m)
     parent = commits.parent_of(repo, sha) if sha else None
     if parent:
-        one.extra["base-commit"] = parent
+        one.inputs.base_commit = parent
         return Where(one, 1, repo, parent)
     return Where(one, 1, why=f"{m.subject.title!r} is no commit of {repo} and no base-commit: "
                  "of its series is there")

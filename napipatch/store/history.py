@@ -1,6 +1,6 @@
 """A series' history: the record of the version before the one checked.
 
-The front-ends that read the store put it in ``series.extra["history"]``
+The front-ends that read the store put it in ``series.inputs.history``
 (``attach``); the engine offers it to the checks as ``ctx.history`` and hashes it into
 every result's cache key (``engine.cache.result_key``), so a change to the
 previous version's record (a reply imported, Message-IDs recorded by
@@ -45,14 +45,14 @@ from napipatch.tree.gitutil import patch_id
 
 
 def attach(series: Series, store: Store) -> Series:
-    """``series`` with its history in ``extra["history"]``, where the engine
+    """``series`` with its history in ``inputs.history``, where the engine
     finds it (``ctx.history``): the front-ends that read the store (check,
     test, send, the send hook) call this before running the checks."""
-    if "history" not in series.extra:
-        series.extra["history"] = history_of(series, store)
-    if "net-next" not in series.extra and (ann := store.net_next()):
+    if series.inputs.history is None:
+        series.inputs.history = history_of(series, store)
+    if series.inputs.net_next is None and (ann := store.net_next()):
         # The newest "net-next is OPEN/CLOSED" imported (net-next-closed).
-        series.extra["net-next"] = ann
+        series.inputs.net_next = ann
     return series
 
 
@@ -99,7 +99,7 @@ def _find(series: Series, store: Store) -> tuple[str, int, str] | None:
 def _carried_from(series: Series, store: Store) -> tuple[str, int, str] | None:
     """For a carry (``carried-from = "NAME@vN"``), the version of NAME below vN:
     the carry shares the history of the posting it carries."""
-    m = re.fullmatch(r"([^@]+)@v(\d+)", str(series.extra.get("carried-from") or ""))
+    m = re.fullmatch(r"([^@]+)@v(\d+)", str(series.inputs.record.get("carried-from") or ""))
     if m is None or not valid_name(m.group(1)) \
             or not (store.path(m.group(1)) / "series.toml").is_file():
         return None
@@ -121,16 +121,16 @@ def _record(store: Store, name: str, version: int, how: str) -> dict:
     s = store.load(f"{name}@v{version}")
     data = store.replies(name, version)
     if data is not None:
-        s.extra["reply-mails"] = replies.unpack(data, f"{name}@v{version}/{REPLIES}", [])
+        s.inputs.reply_mails = replies.unpack(data, f"{name}@v{version}/{REPLIES}", [])
     return record_of(s, name, how)
 
 
 def record_of(s: Series, name: str, how: str) -> dict:
     """The record of the earlier version ``s`` (its store record, or what the
-    bot knows of it, in ``s.extra``: ``cover-message-id``, ``message-ids``,
+    bot knows of it, in ``s.inputs.record``: ``cover-message-id``, ``message-ids``,
     ``thread-ids``, ``lore``, ``sent``, ``review``); the bot builds the same
     record from the archive it follows (``napipatch.bot.history``)."""
-    info, version = s.extra, s.version
+    info, version = s.inputs.record, s.version
     out = {"name": name, "version": version, "found-by": how,
            "cover-message-id": info.get("cover-message-id") or "",
            "message-ids": list(info.get("message-ids") or
@@ -151,23 +151,23 @@ def _comments(s: Series) -> dict:
     (``mails.comments``), or ``{"unknown": why}`` when its replies were not kept."""
     if not s.patches:
         return {"unknown": f"v{s.version} is stored without its patches (cover letter only)"}
-    if s.extra.get("reply-mails") is None:
+    if s.inputs.reply_mails is None:
         return {"unknown": f"v{s.version}'s thread replies are not in the store (imported "
                            "without replies, or before napipatch kept them)"}
-    return comments.gather(s, s.extra["reply-mails"], s.extra.get("reply-link", LORE_LINK))
+    return comments.gather(s, s.inputs.reply_mails, s.inputs.reply_link or LORE_LINK)
 
 
 def _posted(s: Series) -> dict:
     """When the version went out: ``sent`` (napipatch sent it) or the Date:
     of its cover letter (or first patch)."""
-    if s.extra.get("sent"):
-        when, why = parse_date(str(s.extra["sent"]))
+    if s.inputs.record.get("sent"):
+        when, why = parse_date(str(s.inputs.record["sent"]))
         if when is not None:
             return {"posted": iso(when), "posted-from": "sent in series.toml"}
         return {"posted": None, "date-problem": f"v{s.version}'s sent time in series.toml is "
-                                                f"not a time ({str(s.extra['sent'])[:60]!r})"}
+                                                f"not a time ({str(s.inputs.record['sent'])[:60]!r})"}
     what = "cover letter" if s.cover else "first patch"
-    if not s.head.msgid and not s.extra.get("message-ids"):
+    if not s.head.msgid and not s.inputs.record.get("message-ids"):
         return {"posted": None,
                 "date-problem": f"v{s.version} was never sent (no Message-ID in the store)"}
     when, why = parse_date(s.head.date)

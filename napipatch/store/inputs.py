@@ -101,7 +101,7 @@ def from_range(tree: Path, revrange: str, base: str | None = None,
     series = assemble(mails, revrange, name=revrange)
     # The cover letter of a range is format-patch's placeholder: the user
     # has not written it yet, so checks must not judge its text.
-    series.extra["synthetic-cover"] = series.cover is not None
+    series.inputs.synthetic_cover = series.cover is not None
     return series
 
 
@@ -173,5 +173,5 @@ def from_stdin(data: bytes, here: Path | None) -> StdinInput:
     parent = commits.parent_of(here, sha) if sha is not None else None
     if parent is None:  # not a commit here, or a root commit: diff-only
         return StdinInput(series, per_patch=True)
-    series.extra["base-commit"] = parent
+    series.inputs.base_commit = parent
     return StdinInput(series, per_patch=True, tree=here, base=parent, commit=sha)

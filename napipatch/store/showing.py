@@ -13,7 +13,7 @@ from napipatch.tree.apply import apply_in_index
 
 def show(store: Store, spec: str) -> str:
     s = store.load(spec)
-    info = s.extra
+    info = s.inputs.record
     out = [f"{s.name} v{s.version}: {s.title}",
            f"  tree: {s.tree or '-'}   base-commit: {s.base_commit or '(none)'}",
            f"  date: {info.get('date', '-')}   source: {info.get('source', '-')}"]

@@ -31,6 +31,7 @@ from napipatch.mails import mbox
 from napipatch.mails.replies import MAX_BYTES as MAX_REPLY_BYTES
 from napipatch.mails.revisions import change_id
 from napipatch.mails.series import (
+    Inputs,
     Series,
     assemble,
     changelog_of,
@@ -133,7 +134,8 @@ class Store:
         else:
             s = assemble(mails, str(vdir), name=name, version=v)
         # Who ``napipatch send`` would address it to (cc-maintainers reads it).
-        s.extra = {**info, "recipients": {"to": rec.get("to"), "cc": rec.get("cc")}}
+        s.inputs = Inputs(record=info, recipients={"to": rec.get("to"), "cc": rec.get("cc")},
+                          base_commit=info.get("base-commit"))
         return s
 
     def replies(self, name: str, version: int) -> bytes | None:
