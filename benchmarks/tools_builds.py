@@ -31,7 +31,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from benchmarks import measure
-from napipatch.jobs.tools.targets import SKIP_TARGETS
+from napipatch.jobs.tools.selftest_targets import SKIP_TARGETS
 
 ROOT = Path(__file__).resolve().parent.parent
 NAPIPATCH = ROOT / ".venv" / "bin" / "napipatch"

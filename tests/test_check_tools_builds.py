@@ -111,7 +111,7 @@ def test_fix_lists_a_leftover_of_the_selftest_build_in_its_gitignore(cli, kernel
 def test_build_tools_picks_what_a_uapi_header_reaches_and_names_nipas_skips(kernel_tree):
     """netdev.h is included by the net and bpf selftests: net is built, bpf
     is one of NIPA's SKIP_TARGETS."""
-    from napipatch.jobs.tools.targets import pick
+    from napipatch.jobs.tools.selftest_targets import pick
 
     got = pick(kernel_tree, "HEAD", ["include/uapi/linux/netdev.h",
                                      "tools/testing/selftests/net/af_unix/diag_uid.c",

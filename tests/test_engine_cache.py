@@ -10,7 +10,7 @@ from napipatch.config import Config
 from napipatch.engine import cache as cachemod
 from napipatch.engine.context import SeriesContext
 from napipatch.engine.registry import CheckInfo, discover
-from napipatch.engine.run import Unit, run_units
+from napipatch.engine.statics import Unit, run_units
 from napipatch.mails.mbox import read_mbox
 from napipatch.mails.series import assemble
 

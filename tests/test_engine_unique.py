@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from napipatch.engine.run import unique
+from napipatch.engine.statics import unique
 from napipatch.report.findings import Finding, Severity
 
 

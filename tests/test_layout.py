@@ -730,7 +730,7 @@ def test_synthetic_git_started_outside_the_layer_is_found(tmp_path):
 
 
 @pytest.mark.parametrize("plant, unit, other", [
-    ("napipatch/engine/run.py", "engine", "pipeline"),   # the engine may not reach up
+    ("napipatch/engine/statics.py", "engine", "pipeline"),   # the engine may not reach up
     ("napipatch/jobs/executor.py", "jobs", "pipeline"),  # nor may the jobs
     ("napipatch/pipeline/run.py", "pipeline", "cli"),    # the pipeline is below every front-end
 ])

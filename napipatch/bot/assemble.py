@@ -3,7 +3,7 @@
 A message becomes a record (what the bot keeps of it): patch mails
 (``[PATCH ...]`` / ``[RFC ...]``, not ``Re:``) keep their raw bytes, and so
 do the replies to them (``Re: [PATCH ...]``: their review comments and
-trailers are the next version's history, ``napipatch.bot.history``) and
+trailers are the next version's history, ``napipatch.bot.archive_history``) and
 replies that give a ``Reviewed-by``/``Acked-by``/``Tested-by``; other mail
 keeps only its headers, so the bot can recognise its own replies when the
 list sends them back, and the list's "net-next is OPEN/CLOSED"
@@ -84,7 +84,7 @@ def record(raw: bytes, inbox: str, epoch: int, oid: str) -> dict:
         if subj.is_reply and (subj.is_patch or _REVIEW_LINE.search(raw)):
             # A review reply: its comments and trailers are the previous
             # version's history when the next version comes
-            # (napipatch.bot.history; review-followup reads the comments).
+            # (napipatch.bot.archive_history; review-followup reads the comments).
             rec["raw"] = raw
         return rec
     try:

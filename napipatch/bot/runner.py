@@ -32,7 +32,7 @@ import time
 from dataclasses import dataclass, field
 
 from napipatch import config as configmod
-from napipatch.bot import artefacts, history, outbox, reply, status, trees
+from napipatch.bot import archive_history, artefacts, outbox, reply, status, trees
 from napipatch.bot.assemble import Group, group, row_dict, slots, to_series
 from napipatch.bot.config import BotConfig
 from napipatch.bot.faults import crash_point
@@ -42,7 +42,7 @@ from napipatch.bot.state import State
 from napipatch.engine.registry import discover
 from napipatch.errors import NapipatchError
 from napipatch.mails.series import Series, check_size
-from napipatch.pipeline.plan import JobPlan
+from napipatch.pipeline.jobplan import JobPlan
 from napipatch.pipeline.run import run
 from napipatch.report.model import Report
 
@@ -172,7 +172,7 @@ class Bot:
             try:
                 series = to_series(slots(members), name_hint=f"bot-{sid}")
                 check_size(series)
-                history.attach(self.cfg, self.state, s, series)
+                archive_history.attach(self.cfg, self.state, s, series)
             except NapipatchError as exc:
                 log.error("series #%d: %s", sid, exc)
                 self.state.set_series_state(sid, "failed", note=str(exc))

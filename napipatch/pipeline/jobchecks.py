@@ -26,7 +26,7 @@ from napipatch.jobs.executor import OWN, JobResult, LocalExecutor
 from napipatch.jobs.kinds import KINDS
 from napipatch.jobs.warnings.job import WarningsJob
 from napipatch.mails.series import Series
-from napipatch.pipeline.plan import JobPlan
+from napipatch.pipeline.jobplan import JobPlan
 from napipatch.report.findings import Finding, Severity
 from napipatch.report.model import INCOMPLETE, SKIPPED, CheckResult, Report, status_of
 from napipatch.tree.applied import Applied

@@ -7,10 +7,10 @@ from pathlib import Path
 
 from napipatch.config import Config
 from napipatch.engine.registry import CheckInfo, load, select, static
-from napipatch.engine.run import run_checks, warm
+from napipatch.engine.statics import run_checks, warm
 from napipatch.mails.series import Series, check_size
 from napipatch.pipeline.jobchecks import run_job_checks
-from napipatch.pipeline.plan import JobPlan
+from napipatch.pipeline.jobplan import JobPlan
 from napipatch.report.model import Report
 from napipatch.report.status import Status
 from napipatch.tree import gitutil

@@ -1,4 +1,5 @@
-"""A series' history: the record of the version before the one checked.
+"""A series' history from napipatch's store (series/): the record of the
+version before the one checked (the bot's, from its archive: bot/archive_history.py).
 
 The front-ends that read the store put it in ``series.inputs.history``
 (``attach``); the engine offers it to the checks as ``ctx.history`` and hashes it into
@@ -129,7 +130,7 @@ def record_of(s: Series, name: str, how: str) -> dict:
     """The record of the earlier version ``s`` (its store record, or what the
     bot knows of it, in ``s.inputs.record``: ``cover-message-id``, ``message-ids``,
     ``thread-ids``, ``lore``, ``sent``, ``review``); the bot builds the same
-    record from the archive it follows (``napipatch.bot.history``)."""
+    record from the archive it follows (``napipatch.bot.archive_history``)."""
     info, version = s.inputs.record, s.version
     out = {"name": name, "version": version, "found-by": how,
            "cover-message-id": info.get("cover-message-id") or "",

@@ -16,7 +16,7 @@ from urllib.parse import quote
 
 from napipatch.bot import artefacts
 from napipatch.bot.config import BotConfig
-from napipatch.bot.history import link
+from napipatch.bot.archive_history import link
 from napipatch.bot.state import State
 from napipatch.jobs.results.splats import kind_of
 from napipatch.report.nipa import CONTEXTS

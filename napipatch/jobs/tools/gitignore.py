@@ -15,7 +15,7 @@ import posixpath
 import re
 from pathlib import Path
 
-from napipatch.jobs.tools.targets import SELFTESTS
+from napipatch.jobs.tools.selftest_targets import SELFTESTS
 from napipatch.report.findings import edit, fix, not_fixable
 from napipatch.tree import gitutil
 

@@ -36,7 +36,7 @@ from napipatch.jobs.build.kept import KeptTree
 from napipatch.jobs.executor import OUTPUT, OWN, JobKind, JobResult
 from napipatch.jobs.tools import gitignore
 from napipatch.jobs.tools.lines import counted, new_lines, where
-from napipatch.jobs.tools.targets import SELFTESTS, Picked, pick
+from napipatch.jobs.tools.selftest_targets import SELFTESTS, Picked, pick
 from napipatch.jobs.warnings.configs import missing, missing_line
 from napipatch.jobs.warnings.job import could_not_run
 from napipatch.jobs.warnings.seriesresult import SeriesJob
