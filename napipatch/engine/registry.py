@@ -250,3 +250,10 @@ def among(ids: list[str]) -> Callable[[CheckInfo], bool]:
 def static(check: CheckInfo) -> bool:
     """``napipatch check``'s default: the checks that need no build or boot."""
     return not check.is_job
+
+
+def scoped(scope: str, only: list[str] | None, skip: list[str] | None) -> list[str]:
+    """The ids of the ``scope`` (patch or series) checks a run picks:
+    ``only``'s, else the static ones, less ``skip`` (the hooks and b4's
+    series checks, as ``select`` picks for ``napipatch check``)."""
+    return [c.id for c in select(discover(), only, skip, static) if c.scope == scope]

@@ -20,7 +20,7 @@ import re
 from pathlib import Path
 
 from napipatch.config import Config
-from napipatch.engine.registry import among, discover
+from napipatch.engine.registry import among, scoped
 from napipatch.errors import NapipatchError
 from napipatch.mails.mail import PatchMail, parse_message
 from napipatch.mails.mbox import read_regular
@@ -37,11 +37,7 @@ TRACKING_LIMIT = 64 << 20  # b4's tracking data with every follow-up
 
 def series_ids() -> list[str]:
     """The static checks that judge a series as a whole."""
-    return [c.id for c in discover().values() if c.scope == "series" and not c.is_job]
-
-
-def _selected(ids: list[str], only: list[str] | None, skip: list[str] | None) -> list[str]:
-    return [i for i in ids if (not only or i in only) and i not in (skip or [])]
+    return scoped("series", None, None)
 
 
 def add_prep_series_checks(report: Report, here: Path, commit: str | None, cfg: Config,
@@ -50,7 +46,7 @@ def add_prep_series_checks(report: Report, here: Path, commit: str | None, cfg: 
     run the series checks on that series and add them to ``report``."""
     if commit is None or prep_tip(here) != commit:
         return
-    ids = _selected(series_ids(), only, skip)
+    ids = scoped("series", only, skip)
     if not ids:
         return
     series, base = current_series(here)

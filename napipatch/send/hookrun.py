@@ -43,19 +43,19 @@ from pathlib import Path
 
 from napipatch import fileio
 from napipatch.config import Config
-from napipatch.engine.registry import among, discover, select, static
+from napipatch.engine.registry import among, scoped
 from napipatch.errors import NapipatchError
 from napipatch.mails import mail as mailmod
 from napipatch.mails import mbox
 from napipatch.mails.mail import PatchMail
 from napipatch.mails.series import Series, assemble, name_from
 from napipatch.pipeline.run import run
-from napipatch.store.history import attach
-from napipatch.store.store import Store
 from napipatch.report.forecast import forecast, summary
 from napipatch.report.model import Report
 from napipatch.report.render import render_report
 from napipatch.send import sendtree
+from napipatch.store.history import attach
+from napipatch.store.store import Store
 from napipatch.tree import gitutil
 
 STALE_SECONDS = 12 * 3600
@@ -64,12 +64,6 @@ PUSH_LIMIT = 100  # more new commits than this is not a patch series: not checke
 
 def _err(text: str) -> None:
     sys.stderr.write(text if text.endswith("\n") else text + "\n")
-
-
-def check_ids(scope: str, only: list[str] | None, skip: list[str] | None) -> list[str]:
-    """The checks of ``scope`` (patch or series) a hook runs: --only's, else
-    every one that needs no build or boot, less --skip."""
-    return [c.id for c in select(discover(), only, skip, static) if c.scope == scope]
 
 
 _BYPASS = {"sendemail-validate": "git send-email --no-validate sends anyway",
@@ -118,7 +112,7 @@ def _per_message_text(report: Report, m: PatchMail) -> str:
     if m.subject.has_counter:
         # The label follows FILE:LINE: and the severity, or leads the line.
         text = re.sub(r"(^|: )PATCH \d+/\d+\b",
-                      rf"\g<1>PATCH {m.subject.index}/{m.subject.total}", text, flags=re.M)
+                      rf"\g<1>PATCH {m.subject.index}/{m.subject.total}", text, flags=re.MULTILINE)
     return text
 
 
@@ -178,7 +172,7 @@ class RunState:
         self.root, self.dir = root, root / key
 
     @classmethod
-    def open(cls, key: str) -> "RunState":
+    def open(cls, key: str) -> RunState:
         gitdir = Path(gitutil.out(None, "rev-parse", "--absolute-git-dir"))
         root = gitdir / "napipatch" / "sendemail"
         root.mkdir(parents=True, exist_ok=True)
@@ -237,7 +231,7 @@ def sendemail_validate(path: Path, cfg: Config, only: list[str] | None = None,
         state.discard()  # git 2.41+: a new run starts
     repo = sendtree.repo_top()
     seen = state.mails()
-    patch_ids, series_ids = check_ids("patch", only, skip), check_ids("series", only, skip)
+    patch_ids, series_ids = scoped("patch", only, skip), scoped("series", only, skip)
     # apply says which patch did not apply; without it a tree check would
     # quietly skip a patch that did not apply.
     ids = patch_ids + [i for i in series_ids if i == "apply"]
@@ -285,7 +279,7 @@ def _warm_cache(path: Path, mails: list[PatchMail], repo: Path, cfg: Config,
     first = next((m for m in mails if m.subject.has_counter and not m.subject.is_reply), None)
     if first is None or first.subject.index > 1:
         return
-    whole = _beside(path, first, range(0, first.subject.total + 1))
+    whole = _beside(path, first, range(first.subject.total + 1))
     if len(whole) < first.subject.total:
         return
     series = attach(assemble(whole, "the messages of this send", name=_series_name(whole)),
