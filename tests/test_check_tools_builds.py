@@ -69,7 +69,8 @@ def test_fix_lists_a_leftover_of_the_selftest_build_in_its_gitignore(cli, kernel
                                                                     base_commit, build_dir):
     """build-tools' fix (napipatch fix --only build-tools runs the build):
     patch 1 gives af_unix a sorted .gitignore, patch 2 adds a program and
-    forgets it there. --diff shows the fixup of patch 2 with the name at its
+    forgets it there. check marks it fixable by `fix --only build-tools`;
+    --diff shows the fixup of patch 2 with the name at its
     sorted place; that fixup folded into patch 2, the build leaves nothing
     untracked and build-tools passes."""
     d = "tools/testing/selftests/net/af_unix"
@@ -82,6 +83,11 @@ def test_fix_lists_a_leftover_of_the_selftest_build_in_its_gitignore(cli, kernel
                               "msg_oob napipatch_fixme scm_pidfd"),
         f"{d}/napipatch_fixme.c": "int main(void)\n{\n\treturn 0;\n}\n"}, msg)
     env = {"NAPIPATCH_BUILD_DIR": str(build_dir)}
+    # check says it is fixable, and with what: plain `fix` runs no build
+    shown = cli("check", f"{base_commit}..{two}", "--tree", kernel_tree,
+                "--only", "build-tools", env=env, check=1)
+    assert "[build-tools] [*]" in shown.stdout, shown.stdout
+    assert "1 fixable [*] (napipatch fix --only build-tools);" in shown.stdout, shown.stdout
     cp = cli("fix", f"{base_commit}..{two}", "--tree", kernel_tree, "--diff",
              "--only", "build-tools", env=env)
     assert cp.returncode == 0, (cp.stdout[-3000:], cp.stderr[-3000:])

@@ -27,8 +27,9 @@ Example:
 Fix:
     Fix the selftest in the patch that changed it; list a new program in
     the .gitignore of its directory or of the target above it (``napipatch
-    fix --only build-tools`` does that in the patch that added it). ``make -C tools/testing/selftests TARGETS=net``
-    after ``make headers`` shows the same lines.
+    fix --only build-tools`` does that in the patch that added it).
+    ``make -C tools/testing/selftests TARGETS=net`` after ``make headers``
+    shows the same lines.
 """
 
 from napipatch.checks import check

@@ -88,12 +88,17 @@ def _reason(result: JobResult) -> str:
 
 
 def _stamped(f: Finding, check: CheckInfo) -> Finding:
-    """``f`` as ``check``'s finding: its id, its NIPA contexts named."""
+    """``f`` as ``check``'s finding: its id, its NIPA contexts named, and
+    its fix only when the check declares one (as for a static check), with
+    the ``--only`` that has ``napipatch fix`` run the job at all."""
     nipa = f.nipa
     if nipa and OWN in nipa:
         nipa = {**{k: v for k, v in nipa.items() if k != OWN},
                 **{ctx: nipa[OWN] for ctx in check.nipa}}
-    return replace(f, check=check.id, nipa=nipa)
+    fix = f.fix if check.fixes else None
+    if fix and fix.get("edits"):
+        fix = {**fix, "only": check.id}
+    return replace(f, check=check.id, nipa=nipa, fix=fix)
 
 
 def results_of(readers: list[CheckInfo], result: JobResult

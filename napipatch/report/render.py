@@ -50,12 +50,23 @@ def to_data(report: Report) -> dict:
         "summary": {"errors": report.errors, "warnings": report.warnings,
                     "infos": len(report.findings) - report.errors - report.warnings,
                     "fixable": sum(f.fixable for f in report.findings),
+                    "fix_commands": fix_commands(report.findings),
                     "planned": len(report.planned), "completed": len(report.completed),
                     "incomplete": [{"id": c.id, "status": c.status, "reason": c.reason}
                                    for c in report.incomplete],
                     "verdict": report.verdict, "exit_status": report.exit_code,
                     "line": report.completion_line()},
     }
+
+
+def fix_commands(findings) -> list[str]:
+    """The commands that fix the fixable findings: ``napipatch fix`` (the
+    static checks), and with ``--only`` the job checks it runs only when
+    named (a build takes minutes)."""
+    fixable = [f for f in findings if f.fixable]
+    jobs = sorted({f.fix["only"] for f in fixable if f.fix.get("only")})
+    return (["napipatch fix"] if any(not f.fix.get("only") for f in fixable) else []) + \
+        ([f"napipatch fix --only {','.join(jobs)}"] if jobs else [])
 
 
 def render_b4_series(report: Report, series_checks: set[str]) -> str:

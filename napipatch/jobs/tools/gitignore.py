@@ -33,6 +33,9 @@ def listing(repo: Path, commit: str, target: str, path: str) -> dict:
         return not_fixable(f"{name!r} would be read as a pattern in a .gitignore")
     top = SELFTESTS + target.split("/")[0]
     d = posixpath.dirname(path)
+    if not (d == top or d.startswith(top + "/")):
+        # tools/net/ynl's build products: that directory's own business
+        return not_fixable(f"{path} is outside {top}")
     while d == top or d.startswith(top + "/"):
         gi = f"{d}/.gitignore"
         cp = gitutil.git(repo, "cat-file", "blob", f"{commit}:{gi}", check=False)

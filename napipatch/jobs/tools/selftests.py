@@ -22,6 +22,7 @@ that the parent's build did not leave.
 from __future__ import annotations
 
 import os
+import posixpath
 import re
 import shutil
 import time
@@ -68,9 +69,9 @@ class TargetBuild:
 class PatchStep:
     patch: int
     picked: Picked
+    commit: str   # the patch's: a leftover's fix is read from its .gitignore
     before: dict[str, TargetBuild] = field(default_factory=dict)
     after: dict[str, TargetBuild] = field(default_factory=dict)
-    commit: str = ""   # the patch's commit: its .gitignore takes a leftover's fix
 
 
 class ToolsTree(KeptTree):
@@ -152,7 +153,7 @@ class ToolsJob(SeriesJob):
         try:
             with ToolsTree(self.repo, self.cache, self.jobs, progress) as tt:
                 for i, p, c, picked in plans:
-                    st = PatchStep(i, picked, commit=c)
+                    st = PatchStep(i, picked, c)
                     for t in picked.targets:
                         st.before[t] = tt.build(p, t)
                         st.after[t] = tt.build(c, t)
@@ -162,8 +163,7 @@ class ToolsJob(SeriesJob):
         return result(steps, len(self.commits), round(time.monotonic() - t0, 1), self.repo)
 
 
-def result(steps: list[PatchStep], total: int, seconds: float,
-           repo: Path | None = None) -> JobResult:
+def result(steps: list[PatchStep], total: int, seconds: float, repo: Path) -> JobResult:
     findings: list[Finding] = []
     for st in steps:
         findings += step_findings(st, repo)
@@ -179,7 +179,7 @@ def result(steps: list[PatchStep], total: int, seconds: float,
                                        for s in steps], "patches_total": total})
 
 
-def step_findings(st: PatchStep, repo: Path | None = None) -> list[Finding]:
+def step_findings(st: PatchStep, repo: Path) -> list[Finding]:
     """One patch: its new lines and untracked files (each with its
     .gitignore line as a fix, read from ``repo`` at the patch), and what
     was built."""
@@ -201,9 +201,9 @@ def step_findings(st: PatchStep, repo: Path | None = None) -> list[Finding]:
             out.append(Finding(check=OUTPUT, severity=Severity.ERROR, patch=st.patch, file=f,
                                message=f"{f} is left untracked by the {t} selftests build: "
                                        "add it to .gitignore", nipa=nipa,
-                               hint=f"list it in {SELFTESTS}{t}/.gitignore",
-                               fix=gitignore.listing(repo, st.commit, t, f)
-                               if repo and st.commit else None))
+                               hint=f"list {posixpath.basename(f)} in the .gitignore of its "
+                                    f"directory or of {SELFTESTS}{t.split('/')[0]}",
+                               fix=gitignore.listing(repo, st.commit, t, f)))
     out += _said(st, n_before, n_after)
     return out
 
