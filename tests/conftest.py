@@ -512,14 +512,11 @@ def remote_report(res, kernel_tree: Path, base_commit: str):
     from napipatch.mails.mbox import read_patch_dir
     from napipatch.mails.series import assemble
     from napipatch.pipeline.jobchecks import results_of
-    from napipatch.report.model import Report
+    from napipatch.report.model import build
 
     v5 = ROOT / "series/threaded-busy-poll/v5"
-    report = Report(series=assemble(read_patch_dir(v5), str(v5)), tree=str(kernel_tree),
-                    base=base_commit, base_why="test")
-    for result, findings in results_of([discover()["remote"]], res):
-        report.add(result, findings)
-    return report
+    return build(assemble(read_patch_dir(v5), str(v5)), results_of([discover()["remote"]], res),
+                 tree=str(kernel_tree), base=base_commit, base_why="test")
 
 
 def host_gitconfig(path: Path, host: dict, target: str = "idpf") -> Path:

@@ -297,24 +297,24 @@ def test_a_jobs_console_is_kept_and_its_splat_marked(tmp_path, browser):
     from napipatch.mails.mbox import read_mbox
     from napipatch.mails.series import assemble
     from napipatch.report.findings import Finding, Severity
-    from napipatch.report.model import CheckResult, Report
+    from napipatch.report.model import CheckResult, build
 
     console = tmp_path / "job" / "console.log"
     console.parent.mkdir()
     boot = "".join(f"[    1.{n:06d}] booting, line {n}\n" for n in range(200))
     console.write_text(boot + SPLAT + "[   13.000000] ok 1 selftests: net: nl_netdev.py\n")
-    report = Report(assemble(read_mbox(V4), str(V4)), None, None, "")
-    report.add(CheckResult("boot/virtio-net", "fail", 42.0), [Finding(
+    series = assemble(read_mbox(V4), str(V4))
+    boot = (CheckResult("boot/virtio-net", "fail", 42.0), [Finding(
         "boot", Severity.ERROR, 0, "virtio-net: kernel WARNING splat during the boot",
         hint=f"first frames: napi_threaded_poll < kthread; console log: {console}")])
     state = State(tmp_path / "state" / "bot.sqlite3")
     state.db.execute("INSERT INTO series(id, key, title, version, state, first_seen, updated) "
-                     "VALUES(1, 'k', ?, 4, 'reported', 0, 0)", (report.series.title,))
+                     "VALUES(1, 'k', ?, 4, 'reported', 0, 0)", (series.title,))
     # a finding's text may quote the guest: a file outside the job's cache is never copied
     secret = tmp_path / "secret.log"
     secret.write_text("not for the web\n")
-    report.add(CheckResult("kunit", "fail", 1.0), [Finding(
-        "kunit", Severity.ERROR, 1, "KUnit x fails", hint=f"x; console log: {secret}")])
+    report = build(series, [boot, (CheckResult("kunit", "fail", 1.0), [Finding(
+        "kunit", Severity.ERROR, 1, "KUnit x fails", hint=f"x; console log: {secret}")])])
     assert artefacts.keep(tmp_path / "state", state, 1, report, console.parent) == \
         ["boot-virtio-net", "kunit"]
     state.close()

@@ -14,7 +14,7 @@ from napipatch.mails.mbox import read_mbox
 from napipatch.mails.series import assemble
 from napipatch.report.findings import Finding, Severity
 from napipatch.report.forecast import forecast
-from napipatch.report.model import CheckResult, Report
+from napipatch.report.model import CheckResult, Report, build
 from napipatch.report.nipa import CONTEXTS
 
 V4 = LORE / "threaded-busy-poll-v4.mbox"
@@ -206,9 +206,8 @@ def test_build_contexts_come_from_the_warnings_jobs_and_a_sampled_header_is_unkn
         _f("build-clang", "info", 2, {"build_clang": "unknown"},
            "312 .c files see it; compiled 50 (clang): net/core/dev.o and 49 more"),
         _f("build-clang", "info", 3, None, "1 .c files see it; compiled 1 (clang): a.o")]
-    r = _report(findings, checks)
-    r.scope_forecast_to_results()
-    fc = forecast(r)
+    fc = forecast(build(assemble(read_mbox(V4), "v4"), [(c, [f for f in findings if f.check == c.id])
+                                                        for c in checks], whole=False))
     assert [set(row) for row in fc] == [{"build_allmodconfig_warn", "build_clang"}] * 4
     assert [row["build_allmodconfig_warn"].state for row in fc] == \
         ["fail", "success", "success", "success"]

@@ -117,14 +117,13 @@ def test_an_infrastructure_failure_of_a_job_is_no_result_not_a_pass():
     from napipatch.mails.mbox import read_mbox
     from napipatch.mails.series import assemble
     from napipatch.pipeline.jobchecks import results_of
-    from napipatch.report.model import CheckResult, Report
+    from napipatch.report.model import CheckResult, build
     from napipatch.report.render import render_report
 
-    report = Report(series=assemble(read_mbox(V4), str(V4)), tree=None, base=None, base_why="")
-    report.add(CheckResult("build/virtio-net", "pass", 1.0), [])
-    for result, findings in results_of([discover()["remote"]],
-                                       infra_result("remote", "idpf", "host 10.0.0.2 unreachable", 3)):
-        report.add(result, findings)
+    report = build(assemble(read_mbox(V4), str(V4)), [
+        (CheckResult("build/virtio-net", "pass", 1.0), []),
+        *results_of([discover()["remote"]],
+                    infra_result("remote", "idpf", "host 10.0.0.2 unreachable", 3))])
     assert (report.verdict, report.exit_code) == ("error", 2)
     text = render_report(report, "text")
     assert "NOT CHECKED: remote/idpf could not run" in text
@@ -163,7 +162,7 @@ def test_remote_findings_carry_the_remote_check_id():
     from napipatch.mails.series import assemble
     from napipatch.pipeline.jobchecks import results_of
     from napipatch.report.findings import Finding, Severity
-    from napipatch.report.model import Report
+    from napipatch.report.model import build
     from napipatch.report.render import render_report
 
     job = JobResult("remote", "idpf", "fail", [
@@ -171,13 +170,11 @@ def test_remote_findings_carry_the_remote_check_id():
                 message="idpf: test failed: threaded reads 0 by default"),
         Finding(check="host", severity=Severity.INFO, patch=0,
                 message="idpf host 10.0.0.2: kernel 6.12.0 (kexec), 3 ok, 1 not ok")], 12.0)
-    report = Report(series=assemble(read_mbox(V4), str(V4)), tree=None, base=None, base_why="")
-    for result, findings in results_of([discover()["remote"]], job):
-        report.add(result, findings)
+    report = build(assemble(read_mbox(V4), str(V4)), results_of([discover()["remote"]], job))
     data = json.loads(render_report(report, "json"))
     assert [(c["id"], c["status"]) for c in data["checks"]] == [("remote/idpf", "fail")]
-    assert [(f["check"], f["severity"]) for f in data["findings"]] == \
-        [("remote", "error"), ("remote", "info")]
+    assert [(f["check"], f["severity"], f["patch"]) for f in data["findings"]] == \
+        [("remote", "info", 0), ("remote", "error", 4)]  # the report's order: by patch
 
 
 SERIES_612 = Path(__file__).resolve().parent.parent / "series/threaded-busy-poll-6.12/v4"

@@ -80,10 +80,12 @@ def check(
             sys.stdout.write("[]\n")
             raise typer.Exit(0)
         raise NapipatchError(target, "empty series: no patches")
-    report = run(series, cfg, tree, base=base, only=only_l, skip=skip_l, use_cache=not no_cache)
-    if commit is not None and here is not None:
-        # b4 prep --check's command on the last patch of the branch's series
-        b4series.add_prep_series_checks(report, here, commit, cfg, only_l, check_ids(skip))
+    # b4 prep --check's command on the last patch of the branch's series:
+    # the series checks of that series go into the same report
+    prep = b4series.prep_series_results(here, commit, cfg, only_l, check_ids(skip)) \
+        if commit is not None and here is not None else []
+    report = run(series, cfg, tree, base=base, only=only_l, skip=skip_l, use_cache=not no_cache,
+                 extra=prep)
     sys.stdout.write(render_report(report, fmt, colour=fmt == "text" and sys.stdout.isatty()))
     if output:
         output.write_text(render_report(report, fmt, colour=False))

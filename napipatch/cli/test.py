@@ -98,9 +98,7 @@ def _drive(target: str, tree: Optional[Path], base: Optional[str], fmt: str,
                              "(git config napipatch.idpf.host HOST, napipatch.idpf.iface IFACE)")
     with _Progress() as prog:
         report = run(series, cfg, tree, base=base, only=only_l, skip=skip_l, default=default,
-                     use_cache=use_cache, plan=plan, progress=prog)
-    if not whole:
-        report.scope_forecast_to_results()
+                     use_cache=use_cache, plan=plan, whole=whole, progress=prog)
     sys.stdout.write(render_report(report, fmt, colour=fmt == "text" and sys.stdout.isatty()))
     finish(report, series.source or series.name)
 

@@ -3,8 +3,10 @@
 ``run_checks`` takes the series as the pipeline applied it
 (``napipatch.pipeline``; None: diff-only), plans the units of work (one
 check on one patch, or on the series: ``engine.plan``), runs each unit
-through the result cache, and aggregates the outcomes into a ``Report``
-(``engine.outcomes``: each identical finding once). A unit not answered by the cache runs in a process of its own
+through the result cache, and aggregates the outcomes into each check's
+result and findings (``engine.outcomes``: each identical finding once);
+the pipeline makes the report of them and the jobs' (``report.model.build``).
+A unit not answered by the cache runs in a process of its own
 (``engine.forked``), ``napipatch.jobs`` at a time, with a deadline of
 ``napipatch.check-timeout`` seconds: past it the unit's whole process
 group (its perl, git and Python work) is killed, the check is reported as
@@ -31,7 +33,6 @@ from napipatch.engine.forked import Ended, run_forked
 from napipatch.engine.outcomes import (
     Outcome,
     broken_result,
-    coverage,
     once,
     outcome_of,
     result_of,
@@ -42,7 +43,7 @@ from napipatch.engine.registry import Broken, CheckInfo
 from napipatch.mails.hunks import parse_diff
 from napipatch.mails.series import Series
 from napipatch.report.findings import Finding
-from napipatch.report.model import Report
+from napipatch.report.model import Result
 from napipatch.tree.applied import Applied
 
 
@@ -130,34 +131,27 @@ def run_units(units: list[Unit], series: Series, view: TreeView | None, config: 
 
 def run_checks(series: Series, config: Config, applied: Applied | None,
                checks: list[CheckInfo], *, use_cache: bool = True, progress=None,
-               branch: str | None = None, broken: list[Broken] = (),
-               registered: list[CheckInfo] = ()) -> Report:
-    """Run ``checks`` on ``series`` as applied (None: diff-only): a Report.
+               branch: str | None = None, broken: list[Broken] = ()) -> list[Result]:
+    """Run ``checks`` on ``series`` as applied (None: diff-only): each
+    check's result and findings, in the order of ``checks``, then one
+    crashed result per ``broken`` check module (it declares no valid check).
 
     ``branch``: the branch the series is meant for (``--base``, the bot's
-    branch); "behind" is measured against it. ``broken``: check modules that
-    declare no valid check, reported as checks that crashed. ``registered``:
-    every check there is, for the forecast's "not selected". The zygotes of
-    ``checks`` are the caller's (``warm``), so they warm while it applies.
+    branch); "behind" is measured against it. The zygotes of ``checks`` are
+    the caller's (``warm``), so they warm while it applies.
     """
     units, outcomes = _run_all(series, config, checks, applied, use_cache, branch)
-    report = Report(series=series, tree=str(applied.repo) if applied else None,
-                    base=applied.base if applied else None,
-                    base_why=applied.base_why if applied else "no tree",
-                    coverage=coverage(registered or checks))
+    out: list[Result] = []
     said: set[tuple[int, str]] = set()
     for check in checks:
         mine = [o for u, o in zip(units, outcomes) if u.check is check]
         result = result_of(check, mine)
         if check.nipa_needs_tree and applied is None:
             result.nipa_unknown = "needs --tree"  # for NIPA's rule
-        report.add(result, unique(once(mine, said)))
+        out.append((result, unique(once(mine, said))))
         if progress:
             progress(result)
-    for b in broken:
-        report.add(*broken_result(b))
-    report.findings.sort(key=lambda f: f.sort_key)
-    return report
+    return out + [broken_result(b) for b in broken]
 
 
 def _run_all(series: Series, config: Config, checks: list[CheckInfo], applied: Applied | None,

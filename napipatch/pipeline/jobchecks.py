@@ -28,7 +28,7 @@ from napipatch.jobs.warnings.job import WarningsJob
 from napipatch.mails.series import Series
 from napipatch.pipeline.jobplan import JobPlan
 from napipatch.report.findings import Finding, Severity
-from napipatch.report.model import INCOMPLETE, SKIPPED, CheckResult, Report, status_of
+from napipatch.report.model import INCOMPLETE, SKIPPED, CheckResult, Result, status_of
 from napipatch.tree.applied import Applied
 
 
@@ -101,8 +101,7 @@ def _stamped(f: Finding, check: CheckInfo) -> Finding:
     return replace(f, check=check.id, nipa=nipa, fix=fix)
 
 
-def results_of(readers: list[CheckInfo], result: JobResult
-               ) -> list[tuple[CheckResult, list[Finding]]]:
+def results_of(readers: list[CheckInfo], result: JobResult) -> list[Result]:
     """One job's result as the results of the checks that read it.
 
     Each check's ``run`` picks its findings (None: the job has no result for
@@ -134,29 +133,29 @@ def results_of(readers: list[CheckInfo], result: JobResult
 
 
 def run_job_checks(series: Series, cfg, applied: Applied | None, checks: list[CheckInfo],
-                   plan: JobPlan, report: Report,
-                   progress: Callable[[str], None] | None = None) -> None:
-    """Run the jobs ``checks`` read, each once, and add their results to ``report``."""
+                   plan: JobPlan, progress: Callable[[str], None] | None = None
+                   ) -> tuple[list[Result], list[Finding]]:
+    """Run the jobs ``checks`` read, each once: the checks' results and
+    findings, and the run's notes (where the series stops applying)."""
     if applied is None:
-        for c in checks:
-            report.add(CheckResult(c.id, SKIPPED, 0.0, reason="needs --tree", nipa=c.nipa), [])
-        return
-    if applied.failure:
-        report.findings.append(Finding(
-            check="apply", severity=Severity.INFO, patch=applied.failure.patch,
-            message=f"patches {applied.failure.patch}..{len(series.patches)} are not built "
-                    "or booted: the series stops applying there"))
+        return [(CheckResult(c.id, SKIPPED, 0.0, reason="needs --tree", nipa=c.nipa), [])
+                for c in checks], []
+    out: list[Result] = []
+    notes = [Finding(
+        check="apply", severity=Severity.INFO, patch=applied.failure.patch,
+        message=f"patches {applied.failure.patch}..{len(series.patches)} are not built "
+                "or booted: the series stops applying there")] if applied.failure else []
     ex = executor_for(cfg, progress or (lambda _msg: None), applied, series)
     for job in KINDS:  # in run order
         readers = [c for c in checks if c.job == job]
         if not readers:
             continue
         todo, why_none = jobs_for(job, cfg, applied, plan)
-        for c in readers if not todo else []:
-            report.add(CheckResult(c.id, SKIPPED, 0.0, reason=why_none, nipa=c.nipa), [])
+        out += [(CheckResult(c.id, SKIPPED, 0.0, reason=why_none, nipa=c.nipa), [])
+                for c in (readers if not todo else [])]
         for one in todo:
             got = ex.submit(one)
             if plan.memory is not None:  # the one place a job's result meets the memory
                 got = plan.memory.judge(got, applied.base)
-            for result, findings in results_of(readers, got):
-                report.add(result, findings)
+            out += results_of(readers, got)
+    return out, notes

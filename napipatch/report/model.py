@@ -85,10 +85,6 @@ class Report:
     # twenty "not selected" rows.
     forecast_scope: frozenset[str] | None = None
 
-    def scope_forecast_to_results(self) -> None:
-        """Forecast only the contexts this report's checks answer for."""
-        self.forecast_scope = frozenset(n for c in self.checks for n in c.nipa)
-
     @property
     def errors(self) -> int:
         return sum(f.severity is Severity.ERROR for f in self.findings)
@@ -135,6 +131,23 @@ class Report:
                 text += f"; {len(ids)} {status.words}: {', '.join(ids)}"
         return text
 
-    def add(self, result: CheckResult, findings: list[Finding]) -> None:
-        self.checks.append(result)
-        self.findings += findings
+
+
+Result = tuple[CheckResult, list[Finding]]  # a check's result and its findings
+
+
+def build(series: Series, results: list[Result], *, tree: str | None = None,
+          base: str | None = None, base_why: str = "no tree", notes: list[Finding] = (),
+          coverage: dict[str, list[str]] | None = None, whole: bool = True) -> Report:
+    """The report of a run, made once from its checks' results (static and
+    job checks alike, in run order) and the run's own ``notes`` (a series
+    that stops applying). ``whole``: forecast every NIPA context; else only
+    those the checks that ran answer for (a run of jobs alone, as
+    `napipatch test warnings`, forecasts what its jobs answer, not twenty
+    "not selected" rows)."""
+    checks = [r for r, _ in results]
+    findings = [f for _, fs in results for f in fs] + list(notes)
+    findings.sort(key=lambda f: f.sort_key)
+    scope = None if whole else frozenset(n for c in checks for n in c.nipa)
+    return Report(series=series, tree=tree, base=base, base_why=base_why, findings=findings,
+                  checks=checks, coverage=dict(coverage or {}), forecast_scope=scope)

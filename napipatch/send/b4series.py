@@ -25,7 +25,7 @@ from napipatch.errors import NapipatchError
 from napipatch.mails.mail import PatchMail, parse_message
 from napipatch.mails.mbox import read_regular
 from napipatch.pipeline.run import run
-from napipatch.report.model import Report
+from napipatch.report.model import Report, Result
 from napipatch.store.history import attach
 from napipatch.store.inputs import current_series, from_range, prep_tip
 from napipatch.store.store import Store
@@ -40,22 +40,22 @@ def series_ids() -> list[str]:
     return scoped("series", None, None)
 
 
-def add_prep_series_checks(report: Report, here: Path, commit: str | None, cfg: Config,
-                           only: list[str] | None, skip: list[str] | None) -> None:
+def prep_series_results(here: Path, commit: str | None, cfg: Config,
+                        only: list[str] | None, skip: list[str] | None) -> list[Result]:
     """When ``commit`` is the tip of the current branch's b4 prep series,
-    run the series checks on that series and add them to ``report``."""
+    the series checks' results on that series (for the report of the
+    commit's own run, ``pipeline.run``'s ``extra``); else none."""
     if commit is None or prep_tip(here) != commit:
-        return
+        return []
     ids = scoped("series", only, skip)
     if not ids:
-        return
+        return []
     series, base = current_series(here)
     # vN-1 from the store (by name or b4's change-id): the posting rules
     # (24 h, threading, link, carried tags) judge b4 send's series too.
     attach(series, Store(cfg.store_root))
     whole = run(series, cfg, here, base=base, default=among(ids))
-    for result in whole.checks:
-        report.add(result, [f for f in whole.findings if f.check == result.id])
+    return [(r, [f for f in whole.findings if f.check == r.id]) for r in whole.checks]
 
 
 def tracked_range(here: Path, environ=os.environ) -> tuple[str, str]:
