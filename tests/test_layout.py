@@ -499,6 +499,59 @@ def test_no_function_longer_than_the_limit():
                     + "\n  ".join(long), pytrace=False)
 
 
+REPORT_MAKER = "napipatch.report.model"  # build(): the one place a Report is made
+_REPORT_MUTATORS = {"append", "extend", "sort", "insert", "remove", "pop", "clear"}
+
+
+def report_changes(root: Path, package: str = PACKAGE, maker: str = REPORT_MAKER) -> list[str]:
+    """Where a module other than ``maker`` calls ``Report(...)``, assigns to
+    an attribute of something named ``report`` or changes its findings or
+    checks in place (``report.findings.append``): a report is made once,
+    from the run's results, and front-ends only render it."""
+    out = []
+    for mod in discover(package_dirs(root, package)).values():
+        if mod.name == maker:
+            continue
+        tree = ast.parse(mod.path.read_text(), str(mod.path))
+        for node in ast.walk(tree):
+            bad = ""
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "Report":
+                bad = "makes a Report"
+            elif isinstance(node, (ast.Assign, ast.AugAssign)):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                if any(isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name)
+                       and t.value.id == "report" for t in targets):
+                    bad = "changes a report"
+            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                    and node.func.attr in _REPORT_MUTATORS \
+                    and isinstance(node.func.value, ast.Attribute) \
+                    and node.func.value.attr in ("findings", "checks") \
+                    and isinstance(node.func.value.value, ast.Name) and node.func.value.value.id == "report":
+                bad = "changes a report's " + node.func.value.attr
+            if bad:
+                out.append((_rel(mod.path, root), node.lineno, bad))
+    return [f"{path}:{line}: {bad}" for path, line, bad in sorted(out)]
+
+
+def test_a_report_is_made_once_by_build():
+    found = report_changes(ROOT)
+    assert not found, f"only {REPORT_MAKER}.build makes a Report, nothing changes one:\n  " \
+        + "\n  ".join(found)
+
+
+def test_synthetic_report_changes_are_found(tmp_path):
+    root = _write(tmp_path, {
+        "napipatch/__init__.py": "",
+        "napipatch/report/__init__.py": "",
+        "napipatch/report/model.py": "def build():\n    return Report()\n",
+        "napipatch/cli.py": "def f(report):\n    report.findings.sort()\n    report.tree = 1\n"
+                            "    return Report()\n",
+        "napipatch/ok.py": "def g(report):\n    return sorted(report.findings)\n"})
+    assert report_changes(root) == ["napipatch/cli.py:2: changes a report's findings",
+                                    "napipatch/cli.py:3: changes a report",
+                                    "napipatch/cli.py:4: makes a Report"]
+
+
 def test_cli_modules_do_not_import_the_app():
     found = imports_of_the_app(ROOT)
     if found:
