@@ -38,6 +38,7 @@ from napipatch.jobs.executor import OUTPUT, OWN, TESTS, JobResult
 from napipatch.jobs.kunit import job as kunitjob
 from napipatch.jobs.results.verdicts import failed_lead
 from napipatch.report.findings import Finding, Severity
+from napipatch.report.status import Status
 
 DB = "bot.sqlite3"  # the state dir's database (bot.config.BotConfig.db_path)
 # A crashed KUnit case is a crash: recorded as one, never judged away.
@@ -140,7 +141,7 @@ def _status(result: JobResult, findings: list[Finding]) -> str:
     if result.status not in ("pass", "warn", "fail"):
         return result.status  # no result (error, timeout): the memory changes nothing
     sev = {f.severity for f in findings}
-    return "fail" if Severity.ERROR in sev else "warn" if Severity.WARNING in sev else "pass"
+    return Status.FAIL if Severity.ERROR in sev else Status.WARN if Severity.WARNING in sev else Status.PASS
 
 
 def open_state_dir(state_dir: Path) -> Memory:

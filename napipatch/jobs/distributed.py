@@ -36,6 +36,7 @@ from napipatch.jobs.kinds import job_class
 from napipatch.mails.mail import parse_message, split_mbox
 from napipatch.mails.series import Series
 from napipatch.report.findings import Finding, Severity
+from napipatch.report.status import Status
 from napipatch.tree import gitutil
 from napipatch.tree.apply import apply_in_index
 
@@ -190,7 +191,7 @@ class CeleryExecutor:
             if type(exc).__name__ == "TimeoutError":
                 raise NapipatchError(f"{queue} queue", f"no result within {self.timeout:.0f} s "
                                      "(is a worker running with --queues including it?)") from None
-            return JobResult(kind=job.kind, target=queue, status="error", findings=[Finding(
+            return JobResult(kind=job.kind, target=queue, status=Status.ERROR, findings=[Finding(
                 check=INFRA, severity=Severity.WARNING, patch=0,
                 message=f"{queue}: the worker failed to run the job: {type(exc).__name__}: {exc}",
                 hint="see the worker's log")])

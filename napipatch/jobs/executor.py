@@ -18,6 +18,7 @@ from typing import Any, Callable, ClassVar, Protocol
 from napipatch import procs
 from napipatch.errors import NapipatchError
 from napipatch.report.findings import Finding, Severity
+from napipatch.report.status import Status
 
 # The channels a job's findings come on (``Finding.check`` inside a
 # JobResult): what the job saw, in its own words. No job knows a check: the
@@ -32,7 +33,7 @@ CHECKER = "checker"    # warnings: C=1's checker (sparse)
 OUTPUT = "output"      # a job with one channel (cocci, docs, tools builds, KUnit)
 INFRA = "infra"        # why a job gave no result (its host, a worker, a disk)
 # ``Finding.nipa`` key of a job's finding: "the NIPA contexts of the check
-# that reads it" (``nipa={OWN: "fail"}``); the pipeline names them.
+# that reads it" (``nipa={OWN: NipaState.FAIL}``); the pipeline names them.
 OWN = "*"
 
 
@@ -40,10 +41,15 @@ OWN = "*"
 class JobResult:
     kind: str
     target: str
-    status: str  # pass | warn | fail, or error | timeout (no result)
+    status: Status  # pass | warn | fail, or error | timeout | crashed (no result)
     findings: list[Finding] = field(default_factory=list)
     seconds: float = 0.0
     data: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self):
+        # a plain string (a Celery worker's JSON) converts; a word that is
+        # no status is a napipatch bug, said here rather than in a report
+        self.status = Status(self.status)
 
     def on(self, channel: str) -> list[Finding]:
         """The findings the job made on ``channel`` (``STEPS`` ...)."""
@@ -100,7 +106,7 @@ def is_infra(exc: BaseException) -> bool:
 def infra_result(kind: str, target: str, why: str, tries: int) -> JobResult:
     """An infrastructure failure, reported as such: never a test failure."""
     return JobResult(
-        kind=kind, target=target, status="error",
+        kind=kind, target=target, status=Status.ERROR,
         findings=[Finding(check=INFRA, severity=Severity.WARNING, patch=0,
                           message=f"{target}: infrastructure failure after {tries} "
                                   f"tr{'ies' if tries != 1 else 'y'}, not a result for this "
@@ -120,7 +126,7 @@ def _one_line(exc: BaseException) -> str:
 
 def timed_out(job: Job, seconds: float) -> JobResult:
     """A job killed at its deadline (``napipatch.job-timeout``): no result."""
-    return JobResult(kind=job.kind, target=getattr(job, "target", "?"), status="timeout",
+    return JobResult(kind=job.kind, target=getattr(job, "target", "?"), status=Status.TIMEOUT,
                      seconds=seconds, findings=[Finding(
                          check=INFRA, severity=Severity.WARNING, patch=0,
                          message=f"{kind_of(job).name} job ran past its deadline of "
@@ -133,7 +139,7 @@ def timed_out(job: Job, seconds: float) -> JobResult:
 def crashed(job: Job, exc: BaseException) -> JobResult:
     """A job that raised what is neither bad input nor the infrastructure:
     a napipatch bug. Its checks crash; the other jobs still run."""
-    return JobResult(kind=job.kind, target=getattr(job, "target", "?"), status="crashed",
+    return JobResult(kind=job.kind, target=getattr(job, "target", "?"), status=Status.CRASHED,
                      findings=[Finding(check=INFRA, severity=Severity.WARNING, patch=0,
                                        message=f"job crashed: {_one_line(exc)}",
                                        hint="report this to napipatch",

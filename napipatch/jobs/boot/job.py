@@ -30,6 +30,7 @@ from napipatch.jobs.results.verdicts import (
 )
 from napipatch.jobs.targets import Target
 from napipatch.report.findings import Finding, Severity
+from napipatch.report.status import Status
 
 
 @dataclass
@@ -67,7 +68,7 @@ class BootJob:
                 f = Finding(check=GUEST, severity=Severity.ERROR, patch=self.patch,
                             message=f"not booted: {self.commit[:12]} does not build for {target.name}",
                             hint=f"full log: {step.log}", details=step.error_excerpt)
-                return JobResult("boot", target.name, "fail", [f], round(time.monotonic() - t0, 1))
+                return JobResult("boot", target.name, Status.FAIL, [f], round(time.monotonic() - t0, 1))
             if target.boot is not None and target.boot.backend == "vng":
                 guest = selfrun.boot_tip(b, kernel, self.commit, self.base, self.timeout,
                                          progress, self.cache)
@@ -83,7 +84,7 @@ class BootJob:
             + self._selftest_findings(guest, target) \
             + (splat_findings(target.name, found, self.at, self.commit, None, str(res.console_log))
                if guest is None else [])
-        status = "fail" if any(f.severity is Severity.ERROR for f in findings) else "pass"
+        status = Status.FAIL if any(f.severity is Severity.ERROR for f in findings) else Status.PASS
         findings.append(Finding(
             check=GUEST, severity=Severity.INFO, patch=0,
             message=f"booted {target.label} ({self.commit[:12]}) with {res.backend} under "

@@ -52,6 +52,7 @@ from napipatch.jobs.results.verdicts import (
     tap_lines,
 )
 from napipatch.report.findings import Finding, Severity
+from napipatch.report.status import Status
 
 COPY_TIMEOUT = 1800  # seconds scp may take to copy the kernel and modules
 HOST_KEYS = ("host", "user", "port", "key", "iface", "boot", "install", "peer", "addr", "netns",
@@ -227,7 +228,7 @@ class RemoteJob:
         t0 = time.monotonic()
         with self._built(progress) as (kernel, mods, vmlinux, src, findings):
             if findings:
-                return JobResult(self.kind, self.target, "fail", findings, time.monotonic() - t0)
+                return JobResult(self.kind, self.target, Status.FAIL, findings, time.monotonic() - t0)
             return self._run(t0, kernel, mods, vmlinux, src, progress)
 
     def _run(self, t0: float, kernel: Path, mods: Path | None, vmlinux: Path, src: Path,
@@ -291,7 +292,7 @@ class RemoteJob:
             notes.append(self._restore(ssh, h, previous, progress))
         # A hung plan leaves the verdict open: over SSH, the kernel under test,
         # the host or the network may be what stopped answering.
-        status = "timeout" if hung else "fail" if failed else "pass"
+        status = Status.TIMEOUT if hung else Status.FAIL if failed else Status.PASS
         return JobResult(self.kind, self.target, status, findings + notes,
                          round(time.monotonic() - t0, 1), data=data)
 

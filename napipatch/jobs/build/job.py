@@ -16,6 +16,7 @@ from napipatch.jobs.build.builder import Builder, Step
 from napipatch.jobs.executor import STEPS, JobKind, JobResult
 from napipatch.jobs.results.verdicts import step_findings
 from napipatch.report.findings import Finding, Severity
+from napipatch.report.status import Status
 
 
 @dataclass
@@ -46,7 +47,7 @@ class BuildJob:
                 steps.append(b.step(i, commit, label))
             obj = b.dirs.obj
         findings = step_findings(target.name, steps)
-        status = "fail" if any(f.severity is Severity.ERROR for f in findings) else "pass"
+        status = Status.FAIL if any(f.severity is Severity.ERROR for f in findings) else Status.PASS
         summary = "\n".join(
             f"{'base' if s.patch == 0 else f'patch {s.patch}':>9}  {s.commit[:12]}  "
             f"{'ok' if s.ok else 'FAILED':6} {s.seconds:7.1f} s  {s.rebuilt:5} compiled  "

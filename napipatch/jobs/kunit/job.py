@@ -42,6 +42,7 @@ from napipatch.jobs.warnings.configs import missing, missing_line
 from napipatch.jobs.warnings.job import could_not_run
 from napipatch.jobs.warnings.seriesresult import SeriesJob
 from napipatch.report.findings import Finding, Severity
+from napipatch.report.status import NipaState, Status
 from napipatch.tree import gitutil
 from napipatch.tree.trusted import kunit_tool
 
@@ -195,7 +196,7 @@ def result(sel: Selection | None, tip: Run | None, base: Run | None, at: int,
             f"({_few(sel.dirs)})"
         findings.append(Finding(check=OUTPUT, severity=Severity.INFO, patch=0,
                                 message=f"KUnit not run: {why}"))
-        return JobResult(kind=KIND, target=KIND, status="pass", findings=findings,
+        return JobResult(kind=KIND, target=KIND, status=Status.PASS, findings=findings,
                          seconds=seconds, data={"patch": at, "suites": []})
     old = {c.key for c in (base.cases if base else []) if c.status in ("not ok", "crashed")}
     if not tip.built:
@@ -215,14 +216,14 @@ def result(sel: Selection | None, tip: Run | None, base: Run | None, at: int,
             message=f"{failed_lead(c.label) if what == 'fails' else f'KUnit {c.label} {what}'}"
                     f"{' at the base too' if pre else ''}: {c.first}",
             # a new failure fails NIPA's contest (its KUnit run) as its severity says
-            details="\n".join(c.details), nipa={OWN: "unknown"} if pre else None,
+            details="\n".join(c.details), nipa={OWN: NipaState.UNKNOWN} if pre else None,
             hint=f"tools/testing/kunit/kunit.py run --arch=um {c.name}"))
     ran = sorted({c.name.split(".")[0] for c in tip.cases})
     counts = {s: sum(c.status == s for c in tip.cases) for s in ("ok", "not ok", "skip")}
     why = "; ".join(f"{s.symbol}: {s.why}" for s in sel.suites)
     # NIPA's contest runs KUnit too: cases that ran count for it (a skip
     # is a warning there, as for a selftest).
-    state = "warning" if counts["skip"] else "success"
+    state = NipaState.WARNING if counts["skip"] else NipaState.SUCCESS
     findings.append(Finding(
         check=OUTPUT, severity=Severity.INFO, patch=0,
         nipa={OWN: state} if counts["ok"] or counts["skip"] else {},
@@ -235,7 +236,7 @@ def result(sel: Selection | None, tip: Run | None, base: Run | None, at: int,
                    if tip.unavailable else "")
                 + (f"\nnot run (bounded to {len(sel.suites)}): "
                    f"{', '.join(s.symbol for s in sel.dropped)}" if sel.dropped else "")))
-    status = "fail" if any(f.severity is Severity.ERROR for f in findings) else "pass"
+    status = Status.FAIL if any(f.severity is Severity.ERROR for f in findings) else Status.PASS
     return JobResult(kind=KIND, target=KIND, status=status, findings=findings, seconds=seconds,
                      data={"patch": at, "suites": [s.symbol for s in sel.suites],
                            "dropped": [s.symbol for s in sel.dropped],

@@ -18,6 +18,7 @@ from napipatch.jobs.results.selftests import CaseResult
 from napipatch.jobs.results.splats import Splat
 from napipatch.jobs.results.tap import Result
 from napipatch.report.findings import Finding, Severity
+from napipatch.report.status import NipaState
 
 
 def tap_lines(tests: list[Result]) -> str:
@@ -132,7 +133,7 @@ def selftest_lines(cases: list[CaseResult]) -> str:
 
 # What a case's outcome is in NIPA's contest (contest/remote/lib/results.py):
 # a skipped case makes its program "skip", which pw_contest.py posts as warning.
-CONTEST = {"ok": "success", "xfail": "success", "skip": "warning"}
+CONTEST = {"ok": NipaState.SUCCESS, "xfail": NipaState.SUCCESS, "skip": NipaState.WARNING}
 
 
 def failed_lead(target: str, name: str) -> str:
@@ -159,7 +160,7 @@ def selftest_findings(target: str, cases: list[CaseResult], at: int, commit: str
                                message=f"{target}: selftest {c.name} flaky at {where}: {c.flaky}",
                                hint=f"console log: {console_log}; NIPA's contest posts a "
                                     "failure when its first run fails (its retry shows as a flake)",
-                               details=c.excerpt, nipa={OWN: "warning"}))
+                               details=c.excerpt, nipa={OWN: NipaState.WARNING}))
         elif c.status != "not ok":
             out.append(Finding(check=TESTS, severity=Severity.INFO, patch=at,
                                message=f"{target}: selftest {c.name} {c.status}{why}",
@@ -170,7 +171,7 @@ def selftest_findings(target: str, cases: list[CaseResult], at: int, commit: str
                                message=f"{failed_lead(target, c.name)}{where}{why}: "
                                        "already failing on base",
                                hint=f"console log: {console_log}", details=c.excerpt,
-                               nipa={OWN: "unknown"}))
+                               nipa={OWN: NipaState.UNKNOWN}))
         else:
             base = f" (not compared with the base: {base_note})" if base_note else ""
             out.append(Finding(check=TESTS, severity=Severity.ERROR, patch=at,

@@ -47,6 +47,7 @@ from napipatch.jobs.tools.lines import new_lines
 from napipatch.jobs.warnings.job import could_not_run
 from napipatch.jobs.warnings.seriesresult import SeriesJob
 from napipatch.report.findings import Finding, Severity
+from napipatch.report.status import NipaState, Status
 from napipatch.tree import gitutil
 from napipatch.tree.export import export_paths, lock_of
 
@@ -342,7 +343,7 @@ class DtBindingJob(SeriesJob):
         bad = any(f.severity is Severity.ERROR for f in findings)
         warn = any(f.severity is Severity.WARNING for f in findings)
         return JobResult(kind=KIND, target=KIND,
-                         status="fail" if bad else "warn" if warn else "pass",
+                         status=Status.FAIL if bad else Status.WARN if warn else Status.PASS,
                          findings=findings, seconds=round(time.monotonic() - t0, 1),
                          data={"patches": [{"patch": st.patch, "files": st.picked.files,
                                             "dropped": st.picked.dropped,
@@ -357,10 +358,10 @@ def step_findings(repo: Path, st: PatchStep) -> list[Finding]:
     if not pk.files:
         return [Finding(check=OUTPUT, severity=Severity.INFO, patch=st.patch,
                         message="no DT schema (.yaml) changed under " + BINDINGS,
-                        nipa={OWN: "success"})]
+                        nipa={OWN: NipaState.SUCCESS})]
     new = new_lines([key(b) for b in st.before.lines], [key(a) for a in st.after.lines])
     raw = {key(a): a for a in st.after.lines}
-    nipa = {OWN: "fail" if new else "success"}
+    nipa = {OWN: NipaState.FAIL if new else NipaState.SUCCESS}
     out = []
     for k in new:
         ln = raw.get(k, k)
@@ -382,5 +383,5 @@ def step_findings(repo: Path, st: PatchStep) -> list[Finding]:
                                    f"({', '.join(p.removeprefix(BINDINGS) for p in pk.dropped[:3])}"
                                    f"{' ...' if len(pk.dropped) > 3 else ''}; bounded to "
                                    f"{MAX_REFERRERS})",
-                           nipa=nipa if new else {OWN: "unknown"}))
+                           nipa=nipa if new else {OWN: NipaState.UNKNOWN}))
     return out

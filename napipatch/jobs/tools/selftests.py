@@ -42,6 +42,7 @@ from napipatch.jobs.warnings.configs import missing, missing_line
 from napipatch.jobs.warnings.job import could_not_run
 from napipatch.jobs.warnings.seriesresult import SeriesJob
 from napipatch.report.findings import Finding, Severity
+from napipatch.report.status import NipaState, Status
 from napipatch.tree import gitutil
 
 KIND = "build-tools"
@@ -169,7 +170,7 @@ def result(steps: list[PatchStep], total: int, seconds: float, repo: Path) -> Jo
         findings += step_findings(st, repo)
     bad = any(f.severity is Severity.ERROR for f in findings)
     warn = any(f.severity is Severity.WARNING for f in findings)
-    return JobResult(kind=KIND, target=KIND, status="fail" if bad else "warn" if warn else "pass",
+    return JobResult(kind=KIND, target=KIND, status=Status.FAIL if bad else Status.WARN if warn else Status.PASS,
                      findings=findings, seconds=seconds,
                      data={"patches": [{"patch": s.patch, "targets": s.picked.targets,
                                         "skipped": s.picked.skipped,
@@ -188,7 +189,7 @@ def step_findings(st: PatchStep, repo: Path) -> list[Finding]:
     new_files = {t: sorted(set(st.after[t].untracked) - set(st.before[t].untracked))
                  for t in st.after}
     grew = n_after > n_before or any(new_files.values())
-    nipa = {OWN: "fail" if grew else "success"}
+    nipa = {OWN: NipaState.FAIL if grew else NipaState.SUCCESS}
     out: list[Finding] = []
     for t, after in st.after.items():
         for ln in new_lines(st.before[t].lines, after.lines):
@@ -230,5 +231,5 @@ def _said(st: PatchStep, n_before: int, n_after: int) -> list[Finding]:
                            message=f"not built here: {', '.join(left[:4])}"
                                    f"{' and more' if len(left) > 4 else ''} "
                                    f"(bounded to {len(pk.targets)} targets)",
-                           nipa={OWN: "unknown"}))
+                           nipa={OWN: NipaState.UNKNOWN}))
     return out

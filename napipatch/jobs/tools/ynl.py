@@ -34,6 +34,7 @@ from napipatch.jobs.warnings.configs import missing, missing_line
 from napipatch.jobs.warnings.job import could_not_run
 from napipatch.jobs.warnings.seriesresult import SeriesJob
 from napipatch.report.findings import Finding, Severity
+from napipatch.report.status import NipaState, Status
 from napipatch.tree import gitutil
 from napipatch.tree.export import export_paths
 
@@ -133,7 +134,7 @@ def result(base: YnlBuild, at: YnlBuild, last: int, touched: list[str],
     """Findings: each new warning/error line on the patch ``last``; NIPA's
     state (any line, or a failed build, fails the series) on each."""
     fails = (not at.ok) or bool(at.lines)
-    nipa = {OWN: "fail" if fails else "success"}
+    nipa = {OWN: NipaState.FAIL if fails else NipaState.SUCCESS}
     patch = last or 0
     new = new_lines(base.lines, at.lines) if last else []
     findings = []
@@ -168,8 +169,8 @@ def result(base: YnlBuild, at: YnlBuild, last: int, touched: list[str],
         message=f"make -C tools/net/ynl at {where_}: {len(at.lines)} warning/error "
                 f"line{'s' * (len(at.lines) != 1)} ({len(new)} new; the base has "
                 f"{len(base.lines)})", details="\n".join(at.lines)))
-    status = "fail" if (not at.ok and base.ok) or any(
-        f.severity is Severity.ERROR for f in findings) else "warn" if new else "pass"
+    status = Status.FAIL if (not at.ok and base.ok) or any(
+        f.severity is Severity.ERROR for f in findings) else Status.WARN if new else Status.PASS
     return JobResult(kind=KIND, target=KIND, status=status, findings=findings, seconds=seconds,
                      data={"patch": last, "base": base.to_json(), "at": at.to_json()})
 

@@ -36,6 +36,7 @@ from napipatch.kernel.kbuildout import (
     object_of_source,
 )
 from napipatch.report.findings import Finding, Severity
+from napipatch.report.status import NipaState, Status
 
 DEFAULT_LIMIT = 50
 
@@ -218,7 +219,7 @@ def could_not_run(channel: str, target: str, why: str, kind: str) -> JobResult:
     """A job that found a tool or the tree missing: status error, never
     clean (its NIPA tests are then unknown in the forecast)."""
     f = Finding(check=channel, severity=Severity.WARNING, patch=0, message=why)
-    return JobResult(kind=kind, target=target, status="error", findings=[f],
+    return JobResult(kind=kind, target=target, status=Status.ERROR, findings=[f],
                      data={"reason": why})
 
 
@@ -239,7 +240,7 @@ def _result(cfg: WarnConfig, steps: list[Step], prep: float, seconds: float) -> 
                 f"and patch over {len(steps)} patch{'es' * (len(steps) != 1)}: {new} new "
                 f"warning{'s' * (new != 1)}, {errors} new error{'s' * (errors != 1)}",
         details=summary))
-    status = "fail" if errors else "warn" if new else "pass"
+    status = Status.FAIL if errors else Status.WARN if new else Status.PASS
     return JobResult(kind="warnings", target=cfg.name, status=status, findings=findings,
                      seconds=seconds,
                      data={"config": cfg.name, "describe": cfg.describe,
@@ -257,7 +258,7 @@ def nipa_state(s: Step) -> str:
     another leaves NIPA at success, though napipatch still reports it."""
     before = sum(b for b, _a in s.counts.values())
     after = sum(a for _b, a in s.counts.values())
-    return "fail" if after > before else "success"
+    return NipaState.FAIL if after > before else NipaState.SUCCESS
 
 
 def step_findings(cfg: WarnConfig, s: Step) -> list[Finding]:
@@ -280,7 +281,7 @@ def step_findings(cfg: WarnConfig, s: Step) -> list[Finding]:
         # NIPA's count at a parent that does not build: not known here
         out.append(Finding(check=COMPILER, severity=Severity.INFO, patch=s.patch,
                            message=f"{o} does not build at the parent either ({cfg.describe})",
-                           nipa={OWN: "unknown"}))
+                           nipa={OWN: NipaState.UNKNOWN}))
     for p in s.picks:
         what = "objects in the directory" if p.why.endswith("/") else ".c files see it"
         out.append(Finding(check=COMPILER, severity=Severity.INFO, patch=s.patch,
@@ -288,7 +289,7 @@ def step_findings(cfg: WarnConfig, s: Step) -> list[Finding]:
                            message=f"{p.candidates} {what}; compiled {len(p.picked)} "
                                    f"({cfg.name}): {_objs(p.picked)}",
                            # NIPA builds them all: on a bounded pick its state is not known
-                           nipa={OWN: "unknown"} if len(p.picked) < p.candidates
+                           nipa={OWN: NipaState.UNKNOWN} if len(p.picked) < p.candidates
                            else None))
     return out
 

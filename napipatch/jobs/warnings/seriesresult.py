@@ -12,6 +12,7 @@ from napipatch.jobs.executor import OUTPUT, JobResult
 from napipatch.jobs.warnings.attribute import Attributor
 from napipatch.kernel.kbuildout import Diag, LineMap, new_against
 from napipatch.report.findings import Finding, Severity
+from napipatch.report.status import Status
 from napipatch.tree import gitutil
 
 
@@ -49,7 +50,7 @@ def series_result(kind: str, what: str, att: Attributor, before: list[Diag],
                             message=f"{what}: {summary}, base against tip: {len(new)} new "
                                     f"report{'s' * (len(new) != 1)}",
                             details="\n".join(notes or [])))
-    return JobResult(kind=kind, target=kind, status="warn" if new else "pass",
+    return JobResult(kind=kind, target=kind, status=Status.WARN if new else Status.PASS,
                      findings=findings, seconds=seconds,
                      data={"files": files, "reports_before": len(before),
                            "reports_after": len(after)})
