@@ -28,7 +28,7 @@ tree skip them (their status says so); the diff-only checks still run.
 from __future__ import annotations
 
 from napipatch.checks import check
-from napipatch.tree.applyerrors import OUTSIDE
+from napipatch.tree.applied import OUTSIDE
 
 
 @check(id="apply",

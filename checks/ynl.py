@@ -65,7 +65,7 @@ from __future__ import annotations
 import re
 
 from napipatch.checks import check
-from napipatch.kernel import ynlgen, ynlspec
+from napipatch.kernel import ynlspec
 from napipatch.report.findings import edit_between, fix, not_fixable
 from napipatch.tree import treegrep
 
@@ -130,7 +130,7 @@ def _uapi_pairs(ctx, touched: set[str]):
         stale = kern if (tools in touched and kern not in touched) else tools
         fresh = tools if stale == kern else kern
         fresh_text, stale_text = (k_post, t_post) if fresh == kern else (t_post, k_post)
-        details, first = ynlgen.diff(stale_text, fresh_text, f"a/{stale}", f"b/{stale}")
+        details, first = ynlspec.diff(stale_text, fresh_text, f"a/{stale}", f"b/{stale}")
         if k_pre is not None and t_pre is not None and k_pre != t_pre:
             yield ctx.finding(
                 "info", f"{tools} was already out of sync with {kern} before this patch; "
@@ -183,7 +183,7 @@ def _families(ctx, specs: set[str], gen_touched: list[ynlspec.Generated], gen_ch
         findings += got
         if post is None:
             continue
-        results = ynlgen.regenerate(scripts, files, _generator_inputs(ctx, spec_path, post,
+        results = ynlspec.regenerate(scripts, files, _generator_inputs(ctx, spec_path, post,
                                                                        schemas))
         stale = 0
         for r in results:
@@ -254,7 +254,7 @@ def _compare_generated(ctx, spec_path: str, r, edited: bool, hand_edited: set[st
             file=spec_path, details=r.error, hint="fix the spec; then " + REGEN_HINT)
     if r.text == have:
         return None
-    details, first = ynlgen.diff(have, r.text, f"a/{r.file.path}",
+    details, first = ynlspec.diff(have, r.text, f"a/{r.file.path}",
                                   f"b/{r.file.path} (regenerated)")
     why = (" (not regenerated after the spec change)"
            if edited and r.file.path not in hand_edited

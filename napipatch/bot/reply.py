@@ -26,7 +26,7 @@ from napipatch.mails.series import Series
 from napipatch.report.groups import LETTERS, MAINTAINER_NETDEV
 from napipatch.report.model import Report
 from napipatch.report.render import grouped, to_data
-from napipatch.report.templating import render
+from napipatch.report.render import render
 
 log = logging.getLogger("napipatch.bot")
 

@@ -42,7 +42,7 @@ from napipatch.bot.state import State
 from napipatch.engine.registry import discover
 from napipatch.errors import NapipatchError
 from napipatch.mails.series import Series, check_size
-from napipatch.pipeline.jobplan import JobPlan
+from napipatch.pipeline.jobchecks import JobPlan
 from napipatch.pipeline.run import run
 from napipatch.report.model import Report
 

@@ -31,7 +31,7 @@ from napipatch.engine.registry import CheckInfo
 from napipatch.errors import NapipatchError
 from napipatch.jobs import targets as targetsmod
 from napipatch.jobs.kinds import kind
-from napipatch.pipeline.jobplan import JobPlan, known
+from napipatch.pipeline.jobchecks import JobPlan, known
 from napipatch.pipeline.run import run
 from napipatch.report.render import render_report
 from napipatch.store.inputs import resolve

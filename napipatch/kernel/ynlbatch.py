@@ -1,6 +1,6 @@
 """Run the trusted YNL generator several times in one interpreter.
 
-Usage (by ``ynlgen.regenerate``, never by hand):
+Usage (by ``ynlspec.regenerate``, never by hand):
 ``python ynlbatch.py GENERATOR < jobs.json`` where jobs.json is a list of
 argument lists; prints a JSON list of ``{"rc": int, "err": str}``.
 

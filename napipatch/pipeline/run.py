@@ -12,7 +12,7 @@ from napipatch.engine.registry import CheckInfo, load, select, static
 from napipatch.engine.statics import run_checks, warm
 from napipatch.mails.series import Series, check_size
 from napipatch.pipeline.jobchecks import run_job_checks
-from napipatch.pipeline.jobplan import JobPlan
+from napipatch.pipeline.jobchecks import JobPlan
 from napipatch.report.findings import Finding
 from napipatch.report.model import CheckResult, Report, Result, build
 from napipatch.report.status import Status

@@ -15,12 +15,15 @@ docs/json-report.md and kept stable.
 from __future__ import annotations
 
 import json
+from functools import lru_cache
+
+import jinja2
 
 from napipatch.report.b4review import b4_review, b4_review_series
 from napipatch.report.forecast import forecast, table
 from napipatch.report.groups import GROUPS
 from napipatch.report.model import Report
-from napipatch.report.templating import render
+from napipatch.report.status import Status
 
 _COLOURS = {"error": "\x1b[1;31m", "warning": "\x1b[1;33m", "info": "\x1b[36m"}
 
@@ -132,3 +135,28 @@ def render_report(report: Report, fmt: str, colour: bool = False) -> str:
     plain, groups = grouped(data)
     return render(template, r=data, where=where, line=line, terse=terse, sev=sev, total=total,
                   nipa=rows, findings=plain, groups=groups)
+
+
+# ----------------------------------------------------------------------
+# Jinja2 over templates/ (shipped as napipatch.templates), StrictUndefined.
+#
+# Filters: ``status_words`` says a check's status as a report does
+# (``{{ c.status | status_words }}``: ``timed out``, ``could not run``).
+
+
+@lru_cache(maxsize=1)
+def environment() -> jinja2.Environment:
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("napipatch.templates", "."),
+        undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        autoescape=False,
+    )
+    env.filters["status_words"] = lambda status: Status(status).words
+    return env
+
+
+def render(name: str, **data) -> str:
+    return environment().get_template(name).render(**data)

@@ -11,7 +11,7 @@ from pathlib import Path
 from napipatch.errors import NapipatchError
 from napipatch.mails import mail as mailmod
 from napipatch.mails.series import assemble, check_name
-from napipatch.report.templating import render
+from napipatch.report.render import render
 from napipatch.mails.revisions import has_trailer
 from napipatch.store.history import history_of
 from napipatch.store.store import LORE_LINK, Store
