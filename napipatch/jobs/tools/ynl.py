@@ -29,10 +29,9 @@ from napipatch.errors import NapipatchError
 from napipatch.jobs.build.builder import build_root, tree_key
 from napipatch.jobs.executor import OUTPUT, OWN, JobKind, JobResult
 from napipatch.jobs.tools.lines import Where, counted, new_lines, where
-from napipatch.jobs.warnings.attribute import Attributor
 from napipatch.jobs.warnings.configs import missing, missing_line
 from napipatch.jobs.warnings.job import could_not_run
-from napipatch.jobs.warnings.seriesresult import SeriesJob
+from napipatch.jobs.warnings.seriesresult import Attributor, SeriesJob
 from napipatch.report.findings import Finding, Severity
 from napipatch.report.status import NipaState, Status
 from napipatch.tree import gitutil

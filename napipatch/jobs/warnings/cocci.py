@@ -29,10 +29,9 @@ from typing import ClassVar
 from napipatch import procs
 from napipatch.jobs.build.builder import build_root, tree_key
 from napipatch.jobs.executor import OUTPUT, JobKind, JobResult
-from napipatch.jobs.warnings.attribute import Attributor
 from napipatch.jobs.warnings.configs import missing, missing_line
 from napipatch.jobs.warnings.job import could_not_run
-from napipatch.jobs.warnings.seriesresult import SeriesJob, series_result
+from napipatch.jobs.warnings.seriesresult import Attributor, SeriesJob, series_result
 from napipatch.kernel.includers import kernel_file
 from napipatch.kernel.kbuildout import Diag
 from napipatch.tree import gitutil

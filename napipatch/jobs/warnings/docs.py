@@ -24,10 +24,9 @@ from typing import ClassVar
 
 from napipatch.errors import NapipatchError
 from napipatch.jobs.executor import OUTPUT, JobKind, JobResult
-from napipatch.jobs.warnings.attribute import Attributor
 from napipatch.jobs.warnings.configs import missing, missing_line
 from napipatch.jobs.warnings.job import could_not_run
-from napipatch.jobs.warnings.seriesresult import SeriesJob, series_result
+from napipatch.jobs.warnings.seriesresult import Attributor, SeriesJob, series_result
 from napipatch.jobs.warnings.tree import WarnTree
 from napipatch.kernel.kbuildout import Diag, Paths
 from napipatch.tree import gitutil
