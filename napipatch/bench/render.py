@@ -1,4 +1,5 @@
-"""Showing recorded runs: the cover letter's table, JSON, two runs compared.
+"""Showing recorded runs: the cover letter's table and results section,
+JSON, two runs compared, the plot.
 
 The table is laid out like the v4 cover letter's: modes as columns, load
 points as row groups, one row per percentile. A cell is the median over
@@ -11,10 +12,13 @@ from __future__ import annotations
 
 import json
 import statistics
+from pathlib import Path
 
+from napipatch.bench import record
 from napipatch.bench.experiment import pct_key
 from napipatch.bench.record import ran_on
 from napipatch.errors import NapipatchError
+from napipatch.store.store import Store
 
 EMULATED = ("EMULATED (QEMU TCG): these numbers are from an emulated CPU and NIC, "
             "not latencies of real hardware.")
@@ -119,3 +123,91 @@ def check_comparable(a: dict, b: dict) -> None:
         if not {x["name"] for x in a[key]} & {x["name"] for x in b[key]}:
             raise NapipatchError("--against", f"run {a['id']} and run {b['id']} have no "
                                  f"{what} in common")
+
+
+# ----------------------------------------------------------------------
+# A recorded run as the cover letter's results section (``series export --bench``).
+#
+# The section is rendered by templates/cover-letter.j2 from what this
+# returns: a line saying what the run ran on and the table in the cover
+# letter's markdown layout. An emulated run (QEMU TCG) is refused unless
+# the user allows it, and is then labelled as emulated in the letter.
+
+
+def results(store: Store, name: str, run_id: str, allow_emulated: bool = False) -> dict:
+    """The template's ``results``: ``run_id`` of any version of ``name``, or
+    ``latest`` (the newest run of the newest version that has one)."""
+    run = record.find(store, name, None if run_id == "latest" else run_id)
+    if run.get("emulated") and not allow_emulated:
+        raise NapipatchError(f"--bench {run['id']}", "is an emulated run (QEMU TCG): its numbers "
+                             "are not real-hardware latencies; pass --allow-emulated to use it "
+                             "anyway (it is labelled emulated)")
+    head, rows = grid(run, None)
+    return {"ran_on": record.ran_on(run), "emulated": bool(run.get("emulated")),
+            "warning": EMULATED, "table": markdown_table(head, rows).rstrip("\n"),
+            "repetitions": run["repetitions"], "duration": run["duration"], "id": run["id"]}
+
+
+# ----------------------------------------------------------------------
+# ``bench show --plot FILE.png``: the percentiles per mode and load point.
+#
+# One panel per load point; in each, one group per mode and one marker per
+# percentile at the median over repetitions, the min..max over repetitions
+# as the error bar. matplotlib with the Agg backend (no display needed),
+# imported only when a plot is drawn: it would cost every napipatch
+# command half a second at start-up.
+
+
+_MARKERS = "os^Dvx*+"
+
+
+def _panel(ax, run: dict, load: dict, against: dict | None) -> None:
+    modes = run["modes"]
+    pcts = run["percentiles"]
+    width = 0.8 / len(pcts)
+    series = [(run, "")] + ([(against, " (v%d)" % against["version"])] if against else [])
+    for si, (r, suffix) in enumerate(series):
+        for pi, p in enumerate(pcts):
+            xs, ys, lo, hi = [], [], [], []
+            for mi, m in enumerate(modes):
+                s = stat(r, m["name"], load["name"], pct_key(p))
+                if s is None:
+                    continue
+                xs.append(mi - 0.4 + width * (pi + 0.5) + (0.05 if si else 0))
+                ys.append(s[0] / 1000)
+                lo.append((s[0] - s[1]) / 1000)
+                hi.append((s[2] - s[0]) / 1000)
+            ax.errorbar(xs, ys, yerr=[lo, hi], fmt=_MARKERS[pi % len(_MARKERS)], capsize=3,
+                        color=f"C{pi}", alpha=0.45 if si else 1.0,
+                        label=f"{pct_key(p)}{suffix}")
+    ax.set_title(load["name"], fontsize=9)
+    ax.set_xticks(range(len(modes)), [m["label"] for m in modes], rotation=20, fontsize=7,
+                  ha="right")
+    ax.set_ylabel("latency (us)", fontsize=8)
+    ax.grid(axis="y", alpha=0.3)
+
+
+def plot(run: dict, dest: Path, against: dict | None = None) -> Path:
+    """Write the plot of ``run`` (and ``against``, faded) to ``dest`` (PNG)."""
+    import matplotlib  # third-party, lazily: see this section's head
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    loads = run["loads"]
+    fig, axes = plt.subplots(1, len(loads), figsize=(4.2 * len(loads) + 1, 4.2), squeeze=False)
+    for ax, ld in zip(axes[0], loads):
+        _panel(ax, run, ld, against)
+    axes[0][-1].legend(fontsize=7, loc="best")
+    title = f"{run['series']} v{run['version']} on {run['target']} (kernel {run.get('kernel')})"
+    if run.get("emulated"):
+        title += "\nEMULATED (QEMU TCG): not real-hardware latencies"
+    fig.suptitle(title, fontsize=10, color="darkred" if run.get("emulated") else "black")
+    fig.tight_layout()
+    try:
+        fig.savefig(dest, dpi=90)
+    except OSError as exc:
+        raise NapipatchError(dest, exc.strerror or str(exc)) from None
+    finally:
+        plt.close(fig)
+    return dest

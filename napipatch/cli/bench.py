@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Optional
 
 import typer
+
 from napipatch.bench import FORMATS
 from napipatch.cli.common import load_config, store, tree_of
 from napipatch.errors import NapipatchError
@@ -93,8 +94,7 @@ def bench_show(spec: str = _SPEC,
     if plot_to is not None and plot_to.suffix.lower() != ".png":
         raise NapipatchError(plot_to, "--plot writes PNG: give a FILE.png")
     from napipatch.bench import record
-    from napipatch.bench.plot import plot
-    from napipatch.bench.render import check_comparable
+    from napipatch.bench.render import check_comparable, plot
 
     st = store(load_config())
     run = record.find(st, spec, run_id)

@@ -7,8 +7,15 @@ from typing import Optional
 
 import typer
 
-from napipatch.bench.cover import results as bench_results
-from napipatch.cli.common import REPO_ALIAS, load_config, one_tree, read_text, store, tree_of
+from napipatch.bench.render import results as bench_results
+from napipatch.cli.common import (
+    REPO_ALIAS,
+    load_config,
+    one_tree,
+    read_text,
+    store,
+    tree_of,
+)
 from napipatch.errors import NapipatchError, printable
 from napipatch.store.exporting import export_series
 from napipatch.store.followups import changelog, show_replies

@@ -81,7 +81,7 @@ def export_series(store: Store, repo: Path, revrange: str, name: str, version: i
                   blurb: str | None = None, changes: str = "", force: bool = False,
                   results: dict | None = None, carry: bool = False,
                   carried: list[dict] | None = None) -> Path:
-    """Export ``revrange`` as NAME@vN; ``results`` (napipatch.bench.cover.results)
+    """Export ``revrange`` as NAME@vN; ``results`` (napipatch.bench.render.results)
     renders a recorded latency run as the cover letter's results section.
 
     ``carried`` (a list to fill): the review trailers given on the previous
