@@ -208,7 +208,7 @@ def test_a_kept_tree_keeps_results_whole_and_holds_its_lock(tmp_path):
     import fcntl
     import subprocess as sp
 
-    from napipatch.jobs.build.kept import KeptTree
+    from napipatch.jobs.build.builder import KeptTree
     repo = tmp_path / "repo"
     sp.run(["git", "init", "-q", str(repo)], check=True)
     with KeptTree(repo, tmp_path / "cache", "kunit") as t:

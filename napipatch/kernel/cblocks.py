@@ -27,7 +27,8 @@ from functools import lru_cache
 
 from tree_sitter import Node, Query, QueryCursor
 
-from napipatch.kernel.csource import LANG as _LANG, parse
+from napipatch.kernel.cparse import LANG as _LANG
+from napipatch.kernel.cparse import parse
 
 _FUNCS = Query(_LANG, "(function_definition) @f")
 _BLOCKS = Query(_LANG, "(compound_statement) @b (case_statement) @b")

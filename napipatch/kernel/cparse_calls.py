@@ -13,7 +13,7 @@ Two questions, both answered from a real parse rather than line regexes:
 
 Kernel annotations that tree-sitter cannot know (``__must_check``,
 ``__printf(1, 2)``, ``__attribute__((...))`` ...) are blanked out with
-spaces first (kernel.csource), so byte offsets and lines stay the file's.
+spaces first (kernel.cparse), so byte offsets and lines stay the file's.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 from tree_sitter import Node
 
-from napipatch.kernel.csource import blank_annotations, parse, parser
+from napipatch.kernel.cparse import blank_annotations, parse, parser
 
 _STORAGE = re.compile(r"\b(?:static|inline|extern|__inline__|__inline)\b")
 

@@ -31,10 +31,10 @@ from typing import ClassVar
 
 from napipatch.errors import NapipatchError
 from napipatch.jobs.build.builder import (
+    KeptTree,
     checkout_worktree,
     run_logged,
 )
-from napipatch.jobs.build.kept import KeptTree
 from napipatch.jobs.executor import OUTPUT, OWN, JobKind, JobResult
 from napipatch.jobs.kunit import ktap
 from napipatch.jobs.kunit.select import Selection, kernel_paths, select

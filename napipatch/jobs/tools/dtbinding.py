@@ -41,7 +41,7 @@ from typing import ClassVar
 
 from napipatch import procs
 from napipatch.errors import NapipatchError
-from napipatch.jobs.build.kept import KeptTree
+from napipatch.jobs.build.builder import KeptTree
 from napipatch.jobs.executor import OUTPUT, OWN, JobKind, JobResult
 from napipatch.jobs.tools.lines import new_lines
 from napipatch.jobs.warnings.job import could_not_run

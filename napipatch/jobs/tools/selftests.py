@@ -32,8 +32,7 @@ from typing import ClassVar
 
 from napipatch import procs
 from napipatch.errors import NapipatchError
-from napipatch.jobs.build.builder import checkout_worktree
-from napipatch.jobs.build.kept import KeptTree
+from napipatch.jobs.build.builder import KeptTree, checkout_worktree
 from napipatch.jobs.executor import OUTPUT, OWN, JobKind, JobResult
 from napipatch.jobs.tools.lines import counted, new_lines, where
 from napipatch.jobs.tools.selftest_targets import SELFTESTS, Picked, pick
