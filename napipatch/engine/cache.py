@@ -65,8 +65,9 @@ class ResultCache:
 # Distributions whose release changes findings without a line of napipatch
 # changing: the C parser and its grammar. Keyed for every check, not only
 # those whose closure reaches kernel/cparse.py (where tree-sitter is
-# loaded): an upgrade is rare, costs one cold run, and no check can then miss it through an import the
-# closure does not see (a helper imported by name from a string).
+# loaded): an upgrade is rare, costs one cold run, and no check can then
+# miss it through an import the closure does not see (a helper imported by
+# name from a string).
 PARSER_DISTS = ("tree-sitter", "tree-sitter-c")
 
 
