@@ -50,8 +50,7 @@ from napipatch.checks import check
 
 from napipatch.errors import NapipatchError
 from napipatch.mails.hunks import UnparsableDiff
-from napipatch.mails.inlinereview import Comment, parse
-from napipatch.mails.quotemap import QuoteMap
+from napipatch.mails.inlinereview import Comment, QuoteMap, parse
 
 from . import _agent
 

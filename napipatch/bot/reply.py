@@ -23,10 +23,8 @@ from napipatch.bot.state import State
 from napipatch.bot.trees import TreeChoice
 from napipatch.mails.addresses import one_line
 from napipatch.mails.series import Series
-from napipatch.report.groups import LETTERS, MAINTAINER_NETDEV
-from napipatch.report.model import Report
-from napipatch.report.render import grouped, to_data
-from napipatch.report.render import render
+from napipatch.report.model import LETTERS, MAINTAINER_NETDEV, Report
+from napipatch.report.render import grouped, render, to_data
 
 log = logging.getLogger("napipatch.bot")
 
@@ -145,7 +143,7 @@ def report_body(cfg: BotConfig, s, prev, series: Series, report: Report,
 
 def letters(findings: list[dict]) -> list[str]:
     """Once per series, in the order the checks ran: the rule of each
-    check of a group that warned or erred (``report.groups.LETTERS``)."""
+    check of a group that warned or erred (``report.model.LETTERS``)."""
     ids = dict.fromkeys(f["check"] for f in findings if f["severity"] != "info")
     return [LETTERS[c] for c in ids if c in LETTERS]
 

@@ -32,13 +32,13 @@ import time
 from dataclasses import dataclass, field
 
 from napipatch import config as configmod
-from napipatch.bot import archive_history, artefacts, outbox, reply, status, trees
+from napipatch.bot import archive_history, artefacts, outbox, reply, trees
 from napipatch.bot.assemble import Group, group, row_dict, slots, to_series
 from napipatch.bot.config import BotConfig
 from napipatch.bot.faults import crash_point
 from napipatch.bot.ingest import ingest
 from napipatch.bot.memory import Memory
-from napipatch.bot.state import State
+from napipatch.bot.state import State, status_lines
 from napipatch.engine.registry import discover
 from napipatch.errors import NapipatchError
 from napipatch.mails.series import Series, check_size
@@ -127,7 +127,7 @@ class Bot:
         log.info("stopped")
 
     def status_lines(self) -> list[str]:
-        return status.lines(self.state)
+        return status_lines(self.state)
 
     # ------------------------------------------------------------ 1. ingest
     def _ingest(self, inbox, res: PassResult) -> None:

@@ -36,6 +36,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import quote
 
+from napipatch.mails.addresses import one_line
+
 if TYPE_CHECKING:
     from napipatch.bot.assemble import Group
 
@@ -429,3 +431,26 @@ class _Tx:
     def __exit__(self, et, ev, tb):
         self.db.execute("COMMIT" if et is None else "ROLLBACK")
         return False
+
+
+def status_lines(state: State) -> list[str]:
+    """``napipatch bot status``: what the bot has seen, one line per thing
+    (archive positions, message counts, every series with its state, the
+    errors/warnings its check found, its note and its replies)."""
+    out = []
+    for p in state.positions():
+        out.append(f"inbox {p['inbox']} epoch {p['epoch']}: at {p['oid'][:12] or 'its start'}")
+    seen, patches, bad = state.message_counts()
+    out.append(f"messages: {seen} seen, {patches} patch mails, {bad} unreadable")
+    for s in state.all_series():
+        prev = f" (follows #{s['prev_id']})" if s["prev_id"] else ""
+        have = state.patches_present(s["id"])
+        counts = (f" {s['errors']}E/{s['warnings']}W" if s["errors"] is not None else "")
+        out.append(f"series #{s['id']} {s['state']:10} v{s['version']} {have}/{s['total']} "
+                   f"{one_line(s['title'], 70)!r} by {s['author_email']}{prev}{counts}"
+                   + (f" -- {s['note']}" if s["note"] else ""))
+        for r in state.replies_of(s["id"]):
+            out.append(f"  reply {r['kind']} <{r['msgid']}> {r['state']}"
+                       + (f" (attempts {r['attempts']})" if r["attempts"] else "")
+                       + (f" -- {r['last_error']}" if r["last_error"] else ""))
+    return out

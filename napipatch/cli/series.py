@@ -18,9 +18,8 @@ from napipatch.cli.common import (
 )
 from napipatch.errors import NapipatchError, printable
 from napipatch.store.exporting import export_series
-from napipatch.store.followups import changelog, show_replies
 from napipatch.store.importing import import_series
-from napipatch.store.showing import range_diff, show
+from napipatch.store.showing import changelog, range_diff, show, show_replies
 from napipatch.tree.apply import apply_in_worktree
 
 series_app = typer.Typer(help="The series store: import, export, list, show, diff, apply.",

@@ -39,7 +39,7 @@ from napipatch.engine.cache import fingerprint
 from napipatch.errors import NapipatchError
 from napipatch.jobs.kinds import KINDS
 from napipatch.report import nipa as nipa_contexts
-from napipatch.report.groups import GROUPS
+from napipatch.report.model import GROUPS
 
 SCOPES = ("patch", "series")
 STATIC_NEEDS = ("diff", "scripts", "tree")
@@ -65,7 +65,7 @@ class CheckInfo:
     preload: tuple[str, ...] = ()
     zygote: bool = False
     job: str = ""
-    group: str = ""     # "" or "netdev process" (napipatch.report.groups.GROUPS)
+    group: str = ""     # "" or "netdev process" (napipatch.report.model.GROUPS)
     history: bool = False  # reads ctx.history, which joins its cache key
     requires: str = ""  # a Config attribute the check runs only with (else skipped)
     timeout: str = ""   # a Config attribute holding its own deadline (seconds)

@@ -21,8 +21,7 @@ import jinja2
 
 from napipatch.report.b4review import b4_review, b4_review_series
 from napipatch.report.forecast import forecast, table
-from napipatch.report.groups import GROUPS
-from napipatch.report.model import Report
+from napipatch.report.model import GROUPS, Report
 from napipatch.report.status import Status
 
 _COLOURS = {"error": "\x1b[1;31m", "warning": "\x1b[1;33m", "info": "\x1b[36m"}
