@@ -6,7 +6,7 @@ shell as git runs its configured commands, under the one process helper
 (``napipatch.procs``: its deadline, what it started killed with it):
 
 - its working directory is a throwaway checkout of the series tip
-  (``napipatch.tree.throwaway``), removed afterwards;
+  (``napipatch.tree.trusted.throwaway_checkout``), removed afterwards;
 - the series as an mbox on standard input and at ``$NAPIPATCH_SERIES_MBOX``,
   the base at ``$NAPIPATCH_BASE``, the prompt at ``$NAPIPATCH_AI_PROMPT``;
 - with ``napipatch.ai-review-sandbox`` (the default), in a mount namespace
@@ -32,7 +32,7 @@ from pathlib import Path
 from napipatch import procs
 from napipatch.errors import NapipatchError
 from napipatch.mails.series import Series
-from napipatch.tree import throwaway
+from napipatch.tree import trusted
 
 REVIEW = "review-inline.txt"
 MAX_REVIEW = 8 << 20       # a review longer than this is no review a human reads
@@ -72,7 +72,7 @@ def _argv(req: Request) -> list[str]:
     if not req.sandbox:
         return ["/bin/sh", "-c", req.command]
     # the tree and, when it is a worktree, the repository whose objects and refs it uses
-    mine = (req.repo, throwaway.git_common_dir(req.repo), *req.protect)
+    mine = (req.repo, trusted.git_common_dir(req.repo), *req.protect)
     ro = list(dict.fromkeys(str(p) for p in mine if p.is_dir()))
     user = [] if os.geteuid() == 0 else ["--map-root-user"]
     return ["unshare", "--mount", "--propagation", "private", *user,
@@ -145,6 +145,6 @@ def read_review(path: Path) -> str:
 
 def review(req: Request) -> str:
     """Run the agent on the series; the inline review it wrote."""
-    with throwaway.checkout(req.repo, req.tip, req.paths) as tree:
+    with trusted.throwaway_checkout(req.repo, req.tip, req.paths) as tree:
         _run(req, tree, tree.parent)
         return read_review(tree / REVIEW)

@@ -26,9 +26,8 @@ from napipatch.cli.fix import fix
 from napipatch.cli.hook import hook_app
 from napipatch.cli.send import send
 from napipatch.cli.series import series_app
-from napipatch.cli.test import test_app
+from napipatch.cli.test import test_app, worker
 from napipatch.cli.tree import tree_app
-from napipatch.cli.worker import worker
 from napipatch.errors import NapipatchError
 
 app = typer.Typer(help="Check, build and boot netdev patch series before they reach the list.",

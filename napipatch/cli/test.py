@@ -1,5 +1,6 @@
 """``napipatch test build|boot|remote|warnings|kunit|run``: build and boot jobs on the
-series' targets, and the netdev CI's build-warning tests."""
+series' targets, and the netdev CI's build-warning tests.
+"""
 
 from __future__ import annotations
 
@@ -30,6 +31,7 @@ from napipatch.cli.common import (
 from napipatch.engine.registry import CheckInfo
 from napipatch.errors import NapipatchError
 from napipatch.jobs import targets as targetsmod
+from napipatch.jobs.distributed import run_worker
 from napipatch.jobs.kinds import kind
 from napipatch.pipeline.jobchecks import JobPlan, known
 from napipatch.pipeline.run import run
@@ -218,3 +220,18 @@ def run_cmd(target: str = typer.Argument(..., help=TARGET_HELP), tree: Optional[
     _drive(target, one_tree(tree, repo), base, fmt,
            (lambda c: True) if warnings else (lambda c: not _warning_jobs(c)),
            plan, only, skip, whole=True, use_cache=not no_cache)
+
+
+# ----------------------------------------------------------------------
+# ``napipatch worker``: a Celery worker for build, boot and remote jobs.
+
+
+def worker(queues: str = typer.Option("virtio-net", "--queues", "-Q",
+                                      help="Target queues to serve, comma separated (virtio-net,idpf)."),
+           concurrency: int = typer.Option(1, "--concurrency",
+                                           help="Jobs at once (builds want the whole machine: 1)."),
+           name: str = typer.Option("", "--name", "-n", help="Worker name (default: celery's).")):
+    """Serve jobs from the broker in napipatch.broker-url (Redis)."""
+    cfg = load_config()
+    run_worker(cfg, [q.strip() for q in queues.split(",") if q.strip()], concurrency,
+               name or None)

@@ -1,7 +1,8 @@
 """What a run produced: one ``CheckResult`` per check or job, and the ``Report``.
 
-Kept apart from the engine so that rendering, jobs and the bot can read and
-extend a report without importing the machinery that made it.
+Kept apart from the engine so that rendering, jobs and the bot can read a
+report without importing the machinery that made it; ``build`` makes it,
+once, from a run's results. Also a check's group and its headings.
 
 The verdict is the report's: a series is clean only when every planned
 check completed and none found an error. A check that crashed, timed out
