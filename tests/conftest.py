@@ -185,11 +185,15 @@ def pytest_runtest_protocol(item, nextitem):
     if not out:
         yield
         return
-    wall, cpu = time.monotonic(), _cpu_seconds()
+    start, wall, cpu = time.time(), time.monotonic(), _cpu_seconds()
     yield
+    # the worker and the start time place each test on the run's timeline
+    # (benchmarks/suite_cost.py --timeline: where a worker waited, the tail)
     line = json.dumps({"test": item.nodeid, "wall": round(time.monotonic() - wall, 2),
                        "cpu": round(_cpu_seconds() - cpu, 2),
-                       "build": "build_dir" in item.fixturenames})
+                       "build": "build_dir" in item.fixturenames,
+                       "worker": os.environ.get("PYTEST_XDIST_WORKER", ""),
+                       "start": round(start, 2)})
     with open(out, "a") as f:  # one short write per line: workers do not interleave
         f.write(line + "\n")
 
