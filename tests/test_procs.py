@@ -256,7 +256,7 @@ def _fake_qemu(monkeypatch, tmp_path, script: str):
     from napipatch.jobs.targets import load
 
     monkeypatch.setattr(qemu, "require_bootable", lambda *_a: None)
-    monkeypatch.setattr(qemu.initramfs, "build", lambda *_a: tmp_path / "initrd")
+    monkeypatch.setattr(qemu, "build", lambda *_a: tmp_path / "initrd")  # the initramfs
     monkeypatch.setattr(qemu, "qemu_cmd", lambda *_a: ["sh", "-c", script])
     return qemu, load("virtio-net")
 
