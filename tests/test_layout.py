@@ -504,7 +504,9 @@ _REPORT_MUTATORS = {"append", "extend", "sort", "insert", "remove", "pop", "clea
 
 
 def report_changes(root: Path, package: str = PACKAGE, maker: str = REPORT_MAKER) -> list[str]:
-    """Where a module other than ``maker`` calls ``Report(...)``, assigns to
+    """Where a module other than ``maker`` calls ``Report(...)`` or
+    ``replace(report, ...)`` (a view of a report is the model's:
+    ``Report.of_patch``), assigns to
     an attribute of something named ``report`` or changes its findings or
     checks in place (``report.findings.append``): a report is made once,
     from the run's results, and front-ends only render it."""
@@ -517,6 +519,14 @@ def report_changes(root: Path, package: str = PACKAGE, maker: str = REPORT_MAKER
             bad = ""
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "Report":
                 bad = "makes a Report"
+            elif isinstance(node, ast.Call) and (
+                    (isinstance(node.func, ast.Name) and node.func.id == "replace")
+                    or (isinstance(node.func, ast.Attribute) and node.func.attr == "replace"
+                        and isinstance(node.func.value, ast.Name)
+                        and node.func.value.id == "dataclasses")) \
+                    and node.args and isinstance(node.args[0], ast.Name) \
+                    and node.args[0].id == "report":
+                bad = "makes a Report by replace()"
             elif isinstance(node, (ast.Assign, ast.AugAssign)):
                 targets = node.targets if isinstance(node, ast.Assign) else [node.target]
                 if any(isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name)
@@ -545,11 +555,13 @@ def test_synthetic_report_changes_are_found(tmp_path):
         "napipatch/report/__init__.py": "",
         "napipatch/report/model.py": "def build():\n    return Report()\n",
         "napipatch/cli.py": "def f(report):\n    report.findings.sort()\n    report.tree = 1\n"
-                            "    return Report()\n",
+                            "    return Report()\n"
+                            "def h(report):\n    return dataclasses.replace(report, findings=[])\n",
         "napipatch/ok.py": "def g(report):\n    return sorted(report.findings)\n"})
     assert report_changes(root) == ["napipatch/cli.py:2: changes a report's findings",
                                     "napipatch/cli.py:3: changes a report",
-                                    "napipatch/cli.py:4: makes a Report"]
+                                    "napipatch/cli.py:4: makes a Report",
+                                    "napipatch/cli.py:6: makes a Report by replace()"]
 
 
 def test_cli_modules_do_not_import_the_app():

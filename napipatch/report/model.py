@@ -12,7 +12,7 @@ incomplete run never exits 0 (``report.status.Verdict``).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from napipatch.mails.series import Series
 from napipatch.report.findings import Finding, Severity
@@ -120,6 +120,13 @@ class Report:
     @property
     def clean(self) -> bool:
         return self.verdict is Verdict.CLEAN
+
+    def of_patch(self, n: int) -> Report:
+        """The same run seen from one mail: patch ``n``'s findings (0: the
+        series' own), every check's status unchanged, so a check that did
+        not complete still stops the verdict (the send hook's per-message
+        lines)."""
+        return replace(self, findings=[f for f in self.findings if f.patch == n])
 
     def completion_line(self) -> str:
         """``11 of 13 checks completed; 2 timed out: kdoc, ynl`` (what every

@@ -32,7 +32,6 @@ says plainly what was not checked, and lets the send or push go.
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import re
 import shutil
@@ -300,8 +299,7 @@ def _check_message(m: PatchMail, seen: list[PatchMail], repo: Path | None, cfg: 
         state.note_once("diff-only", f"napipatch: note: sendemail-validate: diff-only checks: "
                         f"{w.why}", err)
     report = run(w.series, cfg, w.tree, base=w.base, default=among(ids))
-    mine = dataclasses.replace(report, findings=[f for f in report.findings
-                                                 if f.patch == w.index])
+    mine = report.of_patch(w.index)
     text = _per_message_text(mine, m)
     if text.strip():
         err(text)
@@ -326,7 +324,7 @@ def _check_series(seen: list[PatchMail], repo: Path | None, cfg: Config, ids: li
                                       f"no base-commit: of the series is in {repo} and its "
                                       "first patch is no commit there"), err)
     report = run(series, cfg, repo if base else None, base=base, default=among(ids))
-    own = dataclasses.replace(report, findings=[f for f in report.findings if f.patch == 0])
+    own = report.of_patch(0)
     text = render_report(own, "lines")
     if text.strip():
         err(text)
