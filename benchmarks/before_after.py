@@ -87,28 +87,34 @@ def main() -> int:
     ap.add_argument("--json", type=Path)
     ap.add_argument("--keep", type=Path)
     a = ap.parse_args()
+    revs = []
+    for r in (a.rev, a.after):
+        cp = subprocess.run(["git", "rev-parse", "--short", "--verify", "--quiet", f"{r}^{{commit}}"],
+                            cwd=ROOT, capture_output=True, text=True)
+        if cp.returncode:
+            raise SystemExit(f"before_after.py: error: {r}: not a commit of {ROOT}")
+        revs.append(cp.stdout.strip())
+    rev, head = revs
     work = a.keep or Path(tempfile.mkdtemp(prefix="napipatch-before-after-"))
     work.mkdir(parents=True, exist_ok=True)
-    rev, head = (subprocess.run(["git", "rev-parse", "--short", r], cwd=ROOT, check=True,
-                                capture_output=True, text=True).stdout.strip()
-                 for r in (a.rev, a.after))
     sides = {"before": work / "before", "after": work / "after"}
-    for side, r in (("before", rev), ("after", head)):
-        src = sides[side]
-        if src.exists():
-            continue
-        subprocess.run(["git", "worktree", "add", "-q", "--detach", str(src), r], cwd=ROOT, check=True)
-        # the wheel's napipatch.checks/templates/targets are top-level
-        # directories (pyproject.toml, package-dir); the editable install maps
-        # them to this checkout's, so the worktree gets its own in place
-        for sub in ("checks", "templates", "targets"):
-            if (src / sub).is_dir():
-                (src / "napipatch" / sub).symlink_to(Path("..") / sub)
-    targets = list(SERIES)
-    if not a.no_large:
-        targets.append(str(large_diff.make_series(a.tree, work / "large", work)))
     res: dict = {}
     try:
+        for side, r in (("before", rev), ("after", head)):
+            src = sides[side]
+            if src.exists():
+                continue
+            subprocess.run(["git", "worktree", "add", "-q", "--detach", str(src), r], cwd=ROOT,
+                           check=True)
+            # the wheel's napipatch.checks/templates/targets are top-level
+            # directories (pyproject.toml, package-dir); the editable install
+            # maps them to this checkout's, so the worktree gets its own in place
+            for sub in ("checks", "templates", "targets"):
+                if (src / sub).is_dir():
+                    (src / "napipatch" / sub).symlink_to(Path("..") / sub)
+        targets = list(SERIES)
+        if not a.no_large:
+            targets.append(str(large_diff.make_series(a.tree, work / "large", work)))
         for target in targets:
             label = Path(target).name if "/" in target else target
             runs: dict[str, list] = {s: [] for s in sides}
@@ -128,7 +134,8 @@ def main() -> int:
     finally:
         if not a.keep:
             for src in sides.values():
-                subprocess.run(["git", "worktree", "remove", "--force", str(src)], cwd=ROOT)
+                if src.exists():
+                    subprocess.run(["git", "worktree", "remove", "--force", str(src)], cwd=ROOT)
             shutil.rmtree(work, ignore_errors=True)
     print(f"napipatch {rev} (before) vs {head} (after); {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; "
           f"{platform.node()}, {os.cpu_count()} cores, load {os.getloadavg()[0]:.2f}; "
