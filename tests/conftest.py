@@ -40,6 +40,15 @@ os.environ.setdefault("CCACHE_DIR", str(Path(os.environ.get("XDG_CACHE_HOME")
                                              or Path.home() / ".cache") / "ccache"))
 
 
+# The tests' targets: the shipped virtio-net (a symlink) and a leaner idpf
+# that proves the same of the driver at half a cold build's CPU (its
+# target.toml says why; test_guest_config.py configures the shipped one).
+# Set here so every CLI a test starts sees it; a test that wants other
+# targets sets its own.
+os.environ.setdefault("NAPIPATCH_TARGETS_DIR", str(Path(__file__).resolve().parent
+                                                    / "fixtures" / "targets"))
+
+
 # A test that (even through another fixture) uses one of these fixtures
 # must carry the marker, so that `-m "not tree"` / `-m "not build"` really
 # leave out every test that needs the prepared kernel tree / builds kernels.

@@ -102,3 +102,25 @@ def test_the_report_names_the_fragments_and_each_lacking_option():
         ("exit status 4 (the guest kernel lacks CONFIG_PTP_1588_CLOCK_MOCK, which "
          "drivers/net/netdevsim/config asks for)"),
         "net/config is not merged into the guest kernel", "", "exit status 4"]
+
+
+@pytest.mark.tree
+def test_the_shipped_idpf_target_configures(kernel_tree, tmp_path, monkeypatch):
+    """The suite builds a leaner idpf (tests/fixtures/targets/idpf: what the
+    driver needs, half the CPU of a cold build); the shipped target's own
+    fragments must still make a .config with every option they ask for.
+    Configured as the builder does (tinyconfig, the fragments, olddefconfig)
+    from the prepared tree into a directory of the test's own: nothing built."""
+    from napipatch.jobs.build.builder import Builder
+
+    monkeypatch.delenv(targets.ENV, raising=False)  # the shipped targets, not the tests'
+    shipped = targets.load("idpf")
+    assert shipped.options()["CONFIG_IDPF"] == "m" and shipped.options()["CONFIG_VIRTIO_NET"] == "y"
+    b = Builder(kernel_tree, shipped, tmp_path / "cache")
+    b.dirs.root.mkdir(parents=True)
+    b.dirs.src.symlink_to(kernel_tree)  # the tree at its base: make writes only to O=
+    b.configure(tmp_path / "config.log")
+    assert b.unmet() == []
+    cfg = kconfig.parse((b.dirs.obj / ".config").read_text())
+    assert (cfg["CONFIG_IDPF"], cfg["CONFIG_MODULES"]) == ("m", "y")
+    assert not (b.dirs.obj / "drivers").exists()  # configured (kconfig's own tools), not built
