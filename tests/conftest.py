@@ -147,6 +147,26 @@ def pytest_configure_node(node):
     node.workerinput["napipatch_build_group"] = str(config._napipatch_build_group)
 
 
+
+# The build group is the suite's longest chain (one test after another on
+# one worker: ~40 of a cold run's minutes), so its processes go first: an
+# xdist worker that runs anything else (the side group's builds, the other
+# tests: each with slack) lowers its own priority, once, before that test.
+# A third worker (scripts/test) then uses the CPU the build group leaves
+# while it waits (a hung guest's timeout, a Celery redelivery), instead of
+# taking it from the chain. The nice value is mild: a niced test still gets
+# a quarter of a core against a nice-0 compiler, enough for its own waits.
+NICE = 4
+_niced = False
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item):
+    global _niced
+    if not _niced and os.environ.get("PYTEST_XDIST_WORKER") and _build_group(item) != BUILD_GROUP:
+        os.nice(NICE)  # children (make, QEMU, the CLI) inherit it
+        _niced = True
+
 def pytest_unconfigure(config):
     d = getattr(config, "_napipatch_build_group", None)
     if d:
