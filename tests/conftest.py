@@ -148,14 +148,16 @@ def pytest_configure_node(node):
 
 
 
-# The build group is the suite's longest chain (one test after another on
-# one worker: ~40 of a cold run's minutes), so its processes go first: an
-# xdist worker that runs anything else (the side group's builds, the other
-# tests: each with slack) lowers its own priority, once, before that test.
-# A third worker (scripts/test) then uses the CPU the build group leaves
-# while it waits (a hung guest's timeout, a Celery redelivery), instead of
-# taking it from the chain. The nice value is mild: a niced test still gets
-# a quarter of a core against a nice-0 compiler, enough for its own waits.
+# The two build groups are the suite's long chains (one test after another
+# on one worker each: ~40 and ~25 of a cold run's minutes), so their
+# processes go first: an xdist worker about to run a test of neither group
+# (the many short ones, each with slack) lowers its own priority, once. A
+# third worker (scripts/test) then uses the CPU the chains leave while they
+# wait (a hung guest's timeout, a Celery redelivery) instead of taking it
+# from them. Measured: niced, the side group's cold idpf build starved
+# behind virtio-net's and made the side chain the run's tail. The nice
+# value is mild: a niced test still gets a quarter of a core against a
+# nice-0 compiler, enough for its own waits.
 NICE = 4
 _niced = False
 
@@ -163,7 +165,7 @@ _niced = False
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_setup(item):
     global _niced
-    if not _niced and os.environ.get("PYTEST_XDIST_WORKER") and _build_group(item) != BUILD_GROUP:
+    if not _niced and os.environ.get("PYTEST_XDIST_WORKER") and _build_group(item) is None:
         os.nice(NICE)  # children (make, QEMU, the CLI) inherit it
         _niced = True
 
