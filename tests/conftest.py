@@ -319,7 +319,7 @@ def small_repo(path: Path) -> Path:
     return path
 
 
-_IDENT = {"GIT_AUTHOR_NAME": "Test Author", "GIT_AUTHOR_EMAIL": "author@example.org",
+IDENT = {"GIT_AUTHOR_NAME": "Test Author", "GIT_AUTHOR_EMAIL": "author@example.org",
           "GIT_COMMITTER_NAME": "Test Author", "GIT_COMMITTER_EMAIL": "author@example.org",
           "GIT_AUTHOR_DATE": "2026-01-01T00:00:00Z", "GIT_COMMITTER_DATE": "2026-01-01T00:00:00Z"}
 
@@ -344,7 +344,7 @@ def commit_files(repo: Path, parent: str, changes: dict[str, str | None], messag
             mode = old if old in ("100644", "100755") else "100644"
             git(repo, "update-index", "--add", "--cacheinfo", f"{mode},{blob},{path}", env=env)
         tree = git(repo, "write-tree", env=env)
-    ident = dict(_IDENT)
+    ident = dict(IDENT)
     if author:
         ident.update(GIT_AUTHOR_NAME=author[0], GIT_AUTHOR_EMAIL=author[1])
     if "Signed-off-by:" not in message:

@@ -16,7 +16,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from conftest import commit_files, edit, git
+from conftest import IDENT, commit_files, edit, git
 
 FIX = Path(__file__).parent / "fixtures" / "checks"
 # the tools builds have worktrees of their own: the second build group (tests/conftest.py)
@@ -103,8 +103,9 @@ def test_fix_lists_a_leftover_of_the_selftest_build_in_its_gitignore(cli, kernel
         idx = {"GIT_INDEX_FILE": str(Path(td) / "index")}
         git(kernel_tree, "read-tree", two, env=idx)
         git(kernel_tree, "apply", "--cached", "-", input=diff, env=idx)
+        # a named committer: a new HOME has no git identity (the cold CI run)
         folded = git(kernel_tree, "commit-tree", git(kernel_tree, "write-tree", env=idx),
-                     "-p", one, "-m", msg)
+                     "-p", one, "-m", msg, env=IDENT)
     again = cli("check", f"{base_commit}..{folded}", "--tree", kernel_tree,
                 "--only", "build-tools", "--format", "json", env=env)
     assert again.returncode == 0, again.stderr[-3000:]
