@@ -151,13 +151,12 @@ def pytest_configure_node(node):
 # The two build groups are the suite's long chains (one test after another
 # on one worker each: ~40 and ~25 of a cold run's minutes), so their
 # processes go first: an xdist worker about to run a test of neither group
-# (the many short ones, each with slack) lowers its own priority, once. A
-# third worker (scripts/test) then uses the CPU the chains leave while they
-# wait (a hung guest's timeout, a Celery redelivery) instead of taking it
-# from them. Measured: niced, the side group's cold idpf build starved
-# behind virtio-net's and made the side chain the run's tail. The nice
-# value is mild: a niced test still gets a quarter of a core against a
-# nice-0 compiler, enough for its own waits.
+# (the many short ones, each with slack) lowers its own priority, once, so
+# that once its own group is done it never lengthens the other's chain.
+# Measured: niced, the side group's cold idpf build starved behind
+# virtio-net's and made the side chain the run's tail, so the groups keep
+# normal priority. The nice value is mild: a niced test still gets a
+# quarter of a core against a nice-0 compiler, enough for its own waits.
 NICE = 4
 _niced = False
 
