@@ -54,7 +54,7 @@ import re
 
 from napipatch.checks import check
 from napipatch.kernel import kerneldoc
-from napipatch.kernel.cparse import FuncDecl, find_functions
+from napipatch.kernel.cparse_calls import FuncDecl, find_functions
 from napipatch.mails.hunks import added_lines, post_image, source_files
 from napipatch.report.findings import edit, fix, not_fixable
 

@@ -15,7 +15,7 @@ import pytest
 
 from conftest import ROOT, check_findings, edit, git, one_patch
 from napipatch.kernel import kerneldoc
-from napipatch.kernel.cparse import find_functions, param_name
+from napipatch.kernel.cparse_calls import find_functions
 
 ND = "include/linux/netdevice.h"
 DEV = "net/core/dev.c"
@@ -117,8 +117,6 @@ def test_function_parameters():
         ("f", [], 3, 4, True),
         ("g", [None, "cb", "buf", None], 6, 6, False),
     ]
-    assert param_name("unsigned int") is None
-    assert param_name("const struct net_device *dev") == "dev"
 
 
 # ---------------------------------------------------------------- with the tree

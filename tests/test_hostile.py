@@ -199,7 +199,7 @@ def test_function_finder_is_linear():
     linear patterns, hours for the quadratic ones they replaced (a lazy
     head or comment free to run to the end of the text from every line),
     which pyproject.toml's timeout then stops. Nothing here is timed."""
-    from napipatch.kernel.cparse import find_functions
+    from napipatch.kernel.cparse_calls import find_functions
     from napipatch.kernel.cparse import blank_comments
 
     # An unterminated comment ends the text (it does not restart at every line).

@@ -1,11 +1,12 @@
-"""Just enough C to read kernel headers: comments, struct members, prototypes,
-and the tree-sitter C parser the other kernel/c* modules share.
+"""Just enough C to read kernel headers: comments, struct members, and the
+tree-sitter C parser the other kernel/c* modules share (prototypes and
+call sites are kernel.cparse_calls's, from that parser).
 
 Not a compiler front end: it reads the shapes kernel code is written in
 (one member per statement, ``__cacheline_group_begin()`` markers,
-``struct_group()`` wrappers, nested anonymous unions, ``#ifdef``-ed members,
-prototypes that start in column 0) and keeps line numbers, so a check can
-say "line 2371 of include/linux/netdevice.h".
+``struct_group()`` wrappers, nested anonymous unions, ``#ifdef``-ed members)
+and keeps line numbers, so a check can say "line 2371 of
+include/linux/netdevice.h".
 """
 
 from __future__ import annotations
@@ -247,98 +248,6 @@ def parse_enum_entries(text: str, contains: str, name: str | None = None) -> lis
         if m:
             out.append(Field(m.group(0), "", None, None, line_of(clean, pos + m.start())))
         pos += len(part) + 1
-    return out
-
-
-# ---------------------------------------------------------------- functions
-
-@dataclass(frozen=True)
-class FuncDecl:
-    """A function prototype or definition starting in column 0."""
-
-    name: str
-    params: list[str | None]  # names; None for an unnamed parameter
-    line: int                 # line of the name
-    first_line: int           # line the declaration starts on
-    last_line: int            # line of its ';' or '{'
-    is_definition: bool
-
-
-# The head of a declaration may span a few lines (``static int\nfoo(``),
-# never more: a lazy head free to cross any number of newlines restarts at
-# every line and runs to the end of the text (quadratic on a big hunk).
-_FUNC_START = re.compile(r"^(?![#\s{}])(?!(?:return|if|for|while|switch|typedef|do)\b)"
-                         r"(?:[^;{}()=\n]*\n){0,3}?[^;{}()=\n]*?"
-                         r"\b([A-Za-z_]\w*)[ \t]*\n?[ \t]*\(", re.M)
-_PAREN_OR_STOP = re.compile(r"[(){};]")
-_AFTER_PARAMS = re.compile(r"[^;{()=]*?([;{])")
-_ATTR_WORDS = re.compile(r"[\w\s]*")
-
-
-def param_name(p: str) -> str | None:
-    """The name in one parameter (``struct napi_struct *napi`` -> ``napi``)."""
-    p = re.sub(r"\s+", " ", blank_annotations(p)).strip()
-    if not p or p in ("void", "..."):
-        return None
-    m = _FNPTR.search(p)
-    if m:
-        return m.group(1)
-    p = re.sub(r"(\[[^\]]*\])+$", "", p).strip()
-    if p.endswith("*"):
-        return None
-    words = _IDENT.findall(_QUALS.sub(" ", p))
-    if len(words) < 2:
-        return None
-    last, prev = words[-1], words[-2]
-    if last in C_TYPE_WORDS or prev in ("struct", "union", "enum"):
-        return None
-    return last
-
-
-def _paren_pairs(clean: str) -> dict[int, int]:
-    """``(`` offset -> matching ``)`` offset, in one pass over the text. A
-    ``;``, ``{`` or ``}`` (which no parameter list holds) drops the ``(``
-    still open, so a stray one never matches a ``)`` far below it."""
-    pairs: dict[int, int] = {}
-    stack: list[int] = []
-    for m in _PAREN_OR_STOP.finditer(clean):
-        c = m.group(0)
-        if c == "(":
-            stack.append(m.start())
-        elif c == ")":
-            if stack:
-                pairs[stack.pop()] = m.start()
-        else:
-            stack.clear()
-    return pairs
-
-
-def find_functions(text: str) -> list[FuncDecl]:
-    """Prototypes and definitions that start in column 0 (kernel style)."""
-    clean = blank_preprocessor(blank_comments(text))
-    line_of = Lines(clean)
-    pairs = _paren_pairs(clean)
-    out = []
-    for m in _FUNC_START.finditer(clean):
-        open_paren = m.end() - 1
-        j = pairs.get(open_paren)
-        if j is None:
-            continue
-        rest = _AFTER_PARAMS.match(clean, j + 1)
-        if not rest:
-            continue
-        end = rest.start(1)
-        # Only attribute-like words (``__acquires(x)`` has been cut by the
-        # parenthesis) between ``)`` and ``;``/``{``.
-        if not _ATTR_WORDS.fullmatch(clean, j + 1, end):
-            continue
-        head = clean[m.start():m.start(1)]
-        if re.search(r"\b(?:struct|union|enum)\s*$", head) or "=" in head:
-            continue
-        params = split_top(clean[open_paren + 1:j])
-        names = [] if [p.strip() for p in params] in ([""], ["void"]) else [param_name(p) for p in params]
-        out.append(FuncDecl(m.group(1), names, line_of(m.start(1)), line_of(m.start()),
-                            line_of(end), rest.group(1) == "{"))
     return out
 
 

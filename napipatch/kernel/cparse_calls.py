@@ -1,10 +1,12 @@
 """Prototypes and call sites in kernel C, parsed with tree-sitter-c.
 
-Two questions, both answered from a real parse rather than line regexes:
+Three questions, each answered from a real parse rather than line regexes:
 
 - ``prototypes(text)``: every function prototype, static inline
   definition and function-like macro a file declares, with its return
   type, parameter types (names dropped) and line range;
+- ``find_functions(text)``: the same parse read as kernel-doc reads it,
+  the column-0 prototypes and definitions with their parameters' names;
 - ``occurrences(text, names)``: every call of those names (with the
   argument list split by the parser, so ``f(a, (b, c))`` has two
   arguments), every other use of the name as an identifier (``.op =
@@ -24,7 +26,7 @@ from dataclasses import dataclass, field
 
 from tree_sitter import Node
 
-from napipatch.kernel.cparse import blank_annotations, parse, parser
+from napipatch.kernel.cparse import blank_annotations, blank_comments, parse, parser
 
 _STORAGE = re.compile(r"\b(?:static|inline|extern|__inline__|__inline)\b")
 
@@ -153,22 +155,74 @@ _CONTAINERS = {"translation_unit", "preproc_if", "preproc_ifdef", "preproc_else"
                "preproc_elif", "preproc_elifdef", "linkage_specification", "declaration_list"}
 
 
-def prototypes(text: str) -> list[Proto]:
-    """Every function declaration/definition and function-like macro at file scope."""
-    src = blank_annotations(text).encode()
-    tree = parser().parse(src)
-    out: list[Proto] = []
-    stack = [tree.root_node]
+def _file_scope(text: str):
+    """(source bytes, node) for each declaration, definition and function-like
+    macro at file scope (inside #if blocks and what the parser could not
+    place, too). Comments are blanked first, by the linear scan that ends
+    an unterminated one at the end of the text: tree-sitter's own recovery
+    from one is quadratic (100,000 lines of ``/* x`` never finished)."""
+    src = blank_annotations(blank_comments(text)).encode()
+    stack = [parser().parse(src).root_node]
     while stack:
         node = stack.pop()
         for c in node.children:
             if c.type in ("declaration", "function_definition", "preproc_function_def"):
-                p = _proto_of(src, c)
-                if p is not None:
-                    out.append(p)
+                yield src, c
             elif c.type in _CONTAINERS or c.type == "ERROR":
                 stack.append(c)
+
+
+def prototypes(text: str) -> list[Proto]:
+    """Every function declaration/definition and function-like macro at file scope."""
+    out = [p for src, c in _file_scope(text) if (p := _proto_of(src, c)) is not None]
     out.sort(key=lambda p: p.line)
+    return out
+
+
+@dataclass(frozen=True)
+class FuncDecl:
+    """A function prototype or definition starting in column 0 (kernel
+    style), as kernel-doc's comments name it: the parameters' names."""
+
+    name: str
+    params: list[str | None]  # names; None for an unnamed parameter
+    line: int                 # line of the name
+    first_line: int           # line the declaration starts on
+    last_line: int            # line of its ';' or '{'
+    is_definition: bool
+
+
+def find_functions(text: str) -> list[FuncDecl]:
+    """Prototypes and definitions that start in column 0, in line order.
+
+    Also read from a few lines of a hunk (the kdoc check's windows): a
+    definition cut after its ``{`` is still one, and a statement of a body
+    is indented, so never taken for a declaration.
+    """
+    out = []
+    for src, node in _file_scope(text):
+        if node.type == "preproc_function_def" or node.start_point[1] != 0:
+            continue
+        fdecl = _function_declarator(node.child_by_field_name("declarator"))
+        if fdecl is None or fdecl.has_error:
+            continue
+        ident, plist = fdecl.child_by_field_name("declarator"), fdecl.child_by_field_name("parameters")
+        if ident is None or plist is None or ident.text.decode() in _NOT_FUNCTIONS:
+            continue
+        params, variadic = _params(src, plist)
+        body = node.child_by_field_name("body")
+        if node.type == "function_definition" and body is not None:
+            last = body.start_point[0] + 1
+        else:
+            semi = [c for c in node.children if c.type == ";" and not c.is_missing]
+            if not semi:
+                continue  # a declaration the text cuts before its ';'
+            last = semi[-1].start_point[0] + 1
+        names = [p.name or None for p in params] + ([None] if variadic else [])  # "..." unnamed
+        out.append(FuncDecl(ident.text.decode(), names,
+                            ident.start_point[0] + 1, node.start_point[0] + 1, last,
+                            node.type == "function_definition"))
+    out.sort(key=lambda f: f.first_line)
     return out
 
 
