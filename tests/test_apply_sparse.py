@@ -112,10 +112,11 @@ def test_a_failing_patch_is_reported_as_the_full_index_reports_it(series_repo, t
     assert str(got.failure) == NOT_2
 
 
-def test_git_am_stopping_midway_still_says_what_each_patch_gave(series_repo, tmp_path):
-    """The worktree way (``series apply``): git am applies patch 1 and stops
-    at patch 2. Like the index way, the result has an entry per patch, so
-    asking for patch 2's commit is None, not an IndexError."""
+def test_the_worktree_way_stopping_midway_still_says_what_each_patch_gave(series_repo, tmp_path):
+    """The worktree way (``series apply``): patch 1 applies and patch 2
+    does not, found before any checkout. Like the index way, the result has
+    an entry per patch, so asking for patch 2's commit is None, not an
+    IndexError, and no worktree is left."""
     r, base, out = series_repo
     _break_patch_2(out)
     series = resolve(str(out), Store(tmp_path / "store"), r)

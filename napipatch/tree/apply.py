@@ -11,7 +11,8 @@ Two ways, one result type (applied.py), one patch-by-patch walk:
   a change that index cannot express, is settled by an index of the whole
   base, whose error messages are the reference.
 - ``apply_in_worktree``: ``git worktree add`` at the base and ``git am``
-  per patch, for ``series apply`` where the user wants files on disk.
+  per patch, for ``series apply`` where the user wants files on disk;
+  only once the series applied in an index, so a failure costs no checkout.
 
 Which base (``choose_base``, below) and why a patch failed (``failure``,
 applied.py) are the same for both.
@@ -150,14 +151,21 @@ def apply_in_index(repo: Path, series: Series, base: str | None = None,
 def apply_in_worktree(repo: Path, series: Series, path: Path, base: str | None = None) -> Applied:
     """``git worktree add`` at the base, then ``git am`` each patch.
 
-    On failure the worktree is removed again: nothing is left half-applied,
-    and the user's own checkout is never involved.
+    A series that does not apply fails in a temporary index first (a
+    second, not a 24 s checkout made to be removed) and no worktree is
+    made; one that fails only under ``git am`` has its worktree removed
+    again: nothing is left half-applied, and the user's own checkout is
+    never involved.
     """
     repo = gitutil.require_repo(repo)
     sha, why = choose_base(repo, series, base)
     path = Path(path).resolve()
     if path.exists() and any(path.iterdir()):
         raise NapipatchError(path, "already exists and is not empty")
+    trial = Applied(repo=repo, base=sha, base_why=why)
+    _apply(repo, series, trial)
+    if trial.failure:
+        return trial
     gitutil.git(repo, "worktree", "add", "--detach", str(path), sha)
     res = Applied(repo=repo, base=sha, base_why=why)
 
