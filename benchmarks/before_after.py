@@ -2,7 +2,7 @@
 
     .venv/bin/python benchmarks/before_after.py [--rev 9aaef08] [--after HEAD]
         [--tree ~/.cache/napipatch/linux-6.12]
-        [-n 3] [--no-large] [--json FILE] [--keep DIR]
+        [-n 3] [--no-large] [--upstream ~/.cache/napipatch/linux-7.2] [--json FILE] [--keep DIR]
 
 A refactor that keeps behaviour must give the same findings and statuses and
 be no slower. This runs ``napipatch check TARGET --tree T --format json
@@ -20,8 +20,11 @@ repository's ``series/``) and each has its own cache directory, warmed once
 per series before the timed runs (the base's trusted scripts and grep
 results, which ``--no-cache`` keeps; every check result is recomputed).
 
-Series: the carried v4 (``threaded-busy-poll-6.12@v4``), v5, and the large
-rename of benchmarks/large_diff.py (about 880 files) unless ``--no-large``.
+Series: the carried v4 (``threaded-busy-poll-6.12@v4``), v5, the large
+rename of benchmarks/large_diff.py (about 880 files) unless ``--no-large``,
+and with ``--upstream TREE`` its upstream series (six networking
+directories' changes from 6.12 to TREE's release). The job checks'
+fixtures: benchmarks/before_after_jobs.py.
 """
 from __future__ import annotations
 
@@ -43,6 +46,37 @@ from measure import median  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 SERIES = ["threaded-busy-poll-6.12@v4", "threaded-busy-poll@v5"]
+
+
+def resolve(rev: str) -> str:
+    """``rev``'s short commit id in this repository, or exit naming it."""
+    cp = subprocess.run(["git", "rev-parse", "--short", "--verify", "--quiet", f"{rev}^{{commit}}"],
+                        cwd=ROOT, capture_output=True, text=True)
+    if cp.returncode:
+        raise SystemExit(f"{Path(sys.argv[0]).name}: error: {rev}: not a commit of {ROOT}")
+    return cp.stdout.strip()
+
+
+def add_worktree(src: Path, rev: str) -> None:
+    """A detached worktree of ``rev`` at ``src`` that runs as the wheel would
+    (kept as it is when ``src`` exists: --keep)."""
+    if src.exists():
+        return
+    subprocess.run(["git", "worktree", "add", "-q", "--detach", str(src), rev], cwd=ROOT,
+                   check=True)
+    # the wheel's napipatch.checks/templates/targets are top-level
+    # directories (pyproject.toml, package-dir); the editable install
+    # maps them to this checkout's, so the worktree gets its own in place
+    for sub in ("checks", "templates", "targets"):
+        if (src / sub).is_dir():
+            (src / "napipatch" / sub).symlink_to(Path("..") / sub)
+
+
+def remove_worktrees(srcs, work: Path) -> None:
+    for src in srcs:
+        if src.exists():
+            subprocess.run(["git", "worktree", "remove", "--force", str(src)], cwd=ROOT)
+    shutil.rmtree(work, ignore_errors=True)
 
 
 def check(src: Path, target: str, tree: Path, cache: Path) -> tuple[measure.Run, dict]:
@@ -84,37 +118,26 @@ def main() -> int:
     ap.add_argument("--tree", type=Path, default=Path.home() / ".cache/napipatch/linux-6.12")
     ap.add_argument("-n", type=int, default=3)
     ap.add_argument("--no-large", action="store_true")
+    ap.add_argument("--upstream", type=Path, metavar="TREE",
+                    help="also large_diff.py's upstream series: what upstream changed in six "
+                         "networking directories between --tree and TREE (a prepared 7.2 tree)")
     ap.add_argument("--json", type=Path)
     ap.add_argument("--keep", type=Path)
     a = ap.parse_args()
-    revs = []
-    for r in (a.rev, a.after):
-        cp = subprocess.run(["git", "rev-parse", "--short", "--verify", "--quiet", f"{r}^{{commit}}"],
-                            cwd=ROOT, capture_output=True, text=True)
-        if cp.returncode:
-            raise SystemExit(f"before_after.py: error: {r}: not a commit of {ROOT}")
-        revs.append(cp.stdout.strip())
-    rev, head = revs
+    rev, head = resolve(a.rev), resolve(a.after)
     work = a.keep or Path(tempfile.mkdtemp(prefix="napipatch-before-after-"))
     work.mkdir(parents=True, exist_ok=True)
     sides = {"before": work / "before", "after": work / "after"}
     res: dict = {}
     try:
         for side, r in (("before", rev), ("after", head)):
-            src = sides[side]
-            if src.exists():
-                continue
-            subprocess.run(["git", "worktree", "add", "-q", "--detach", str(src), r], cwd=ROOT,
-                           check=True)
-            # the wheel's napipatch.checks/templates/targets are top-level
-            # directories (pyproject.toml, package-dir); the editable install
-            # maps them to this checkout's, so the worktree gets its own in place
-            for sub in ("checks", "templates", "targets"):
-                if (src / sub).is_dir():
-                    (src / "napipatch" / sub).symlink_to(Path("..") / sub)
+            add_worktree(sides[side], r)
         targets = list(SERIES)
         if not a.no_large:
             targets.append(str(large_diff.make_series(a.tree, work / "large", work)))
+        if a.upstream:
+            targets.append(str(large_diff.upstream_series(
+                a.tree, a.upstream.expanduser().resolve(), work / "upstream", work)))
         for target in targets:
             label = Path(target).name if "/" in target else target
             runs: dict[str, list] = {s: [] for s in sides}
@@ -133,10 +156,7 @@ def main() -> int:
             res[label]["diff"] = diff
     finally:
         if not a.keep:
-            for src in sides.values():
-                if src.exists():
-                    subprocess.run(["git", "worktree", "remove", "--force", str(src)], cwd=ROOT)
-            shutil.rmtree(work, ignore_errors=True)
+            remove_worktrees(sides.values(), work)
     print(f"napipatch {rev} (before) vs {head} (after); {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; "
           f"{platform.node()}, {os.cpu_count()} cores, load {os.getloadavg()[0]:.2f}; "
           f"median of {a.n} interleaved runs of check --tree --format json --no-cache\n")
