@@ -12,7 +12,8 @@ tests/test_checks_fixtures.py runs it: `napipatch test build|boot|kunit MBOX
 on a loopback sshd whose interface is a veth in a network namespace (root;
 --no-remote leaves it out), and `napipatch check MBOX --only IDS` for the
 build warnings and the tools builds; one run serves every job check whose
-fixture that mbox is. Targets are the tests' (tests/fixtures/targets).
+fixture that mbox is. Targets are the tests' (tests/fixtures/targets:
+the lean idpf for both sides, and each side's own shipped virtio-net).
 
 Both versions build in the same build directory (one build per target and
 configuration, as a user has it), each with its own cache; what the job
@@ -30,6 +31,7 @@ import json
 import os
 import platform
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -99,17 +101,19 @@ def loopback_host(work: Path):
     (d / "config").write_text(
         f"Port {port}\nListenAddress 127.0.0.1\nHostKey {d / 'host'}\n"
         f"AuthorizedKeysFile {d / 'authorized_keys'}\nPermitRootLogin prohibit-password\n"
-        f"StrictModes no\nUsePAM no\nPidFile {d / 'pid'}\nPasswordAuthentication no\n")
+        f"StrictModes no\nUsePAM no\nPidFile {d / 'pid'}\nPasswordAuthentication no\n"
+        "Subsystem sftp /usr/lib/openssh/sftp-server\n")  # scp speaks sftp
     tag = uuid.uuid4().hex[:6]
     a, b = f"np-a-{tag}", f"np-b-{tag}"
-    subprocess.run(["sh", "-ec", f"ip netns add {a}; ip netns add {b}\n"
+    subprocess.run(["sh", "-ec", (f"ip netns add {a}; ip netns add {b}\n"
                     f"ip -n {a} link add v0 type veth peer name v1 netns {b}\n"
                     f"ip netns exec {a} ethtool -K v0 gro on\n"
                     f"ip -n {b} addr add 10.99.0.2/24 dev v1\n"
-                    f"ip -n {a} link set lo up; ip -n {b} link set lo up; ip -n {b} link set v1 up"],
-                   check=True)
-    sshd = subprocess.Popen([shutil.which("sshd") or "/usr/sbin/sshd", "-D", "-e", "-f",
-                             str(d / "config")], stderr=open(d / "log", "w"))
+                    f"ip -n {a} link set lo up; ip -n {b} link set lo up; "
+                    f"ip -n {b} link set v1 up")], check=True)
+    with open(d / "log", "w") as log:
+        sshd = subprocess.Popen([shutil.which("sshd") or "/usr/sbin/sshd", "-D", "-e", "-f",
+                                 str(d / "config")], stderr=log)
     try:
         time.sleep(1)
         host = {"host": "127.0.0.1", "port": port, "key": d / "user", "iface": "v0",
@@ -124,22 +128,38 @@ def loopback_host(work: Path):
         subprocess.run(["sh", "-c", f"ip netns del {a}; ip netns del {b}"], check=False)
 
 
+def side_targets(src: Path, work: Path, side: str) -> Path:
+    """The tests' targets as ``src`` knows them: a shipped target (a link in
+    tests/fixtures/targets) is ``src``'s own shipped one, whose keys that
+    version reads; the tests' own (idpf) is this checkout's, the same for both."""
+    d = work / f"targets-{side}"
+    if not d.exists():
+        d.mkdir()
+        for t in TARGETS.iterdir():
+            (d / t.name).symlink_to(src / "targets" / t.name if t.is_symlink() else t.resolve())
+    return d
+
+
 def run(src: Path, command: tuple, mbox: Path, ids: list[str], a, work: Path, side: str,
         gitconfig: Path | None) -> dict:
     before, after = command
     env = dict(os.environ, PYTHONPATH=str(src), XDG_CACHE_HOME=str(work / f"cache-{side}"),
                NAPIPATCH_SERIES_DIR=str(work / f"series-{side}"), COLUMNS="200",
-               NAPIPATCH_BUILD_DIR=str(a.build_dir), NAPIPATCH_TARGETS_DIR=str(TARGETS))
+               NAPIPATCH_BUILD_DIR=str(a.build_dir),
+               NAPIPATCH_TARGETS_DIR=str(side_targets(src, work, side)))
     if gitconfig:
         env["GIT_CONFIG_GLOBAL"] = str(gitconfig)
     t0 = time.monotonic()
     cp = subprocess.run([sys.executable, "-m", "napipatch", *before, str(mbox), "--tree",
                          str(a.tree), *after, "--only", ",".join(ids), "--format", "json"],
-                        cwd=src, env=env, capture_output=True, text=True)
-    if cp.returncode not in (0, 1):
+                        cwd=src, env=env, capture_output=True, text=True, check=False)
+    try:
+        if cp.returncode not in (0, 1):
+            raise ValueError(f"exit {cp.returncode}")
+        rep = json.loads(cp.stdout)
+    except ValueError:  # an error, or a version that printed no report
         return {"rc": cp.returncode, "error": cp.stderr.strip()[-800:], "findings": [],
                 "checks": [], "seconds": time.monotonic() - t0}
-    rep = json.loads(cp.stdout)
     rep.update(rc=cp.returncode, seconds=time.monotonic() - t0)
     return rep
 
@@ -163,6 +183,9 @@ def main() -> int:
     ap.add_argument("--json", type=Path)
     ap.add_argument("--keep", type=Path)
     a = ap.parse_args()
+    # stopped (kill, CI's timeout): the finally blocks remove the worktrees,
+    # sshd and the namespaces
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     rev, head = resolve(a.rev), resolve(a.after)
     todo = {k: ids for k, ids in runs().items()
             if (not a.only or set(ids) & set(a.only.split(",")))
@@ -177,7 +200,7 @@ def main() -> int:
         with loopback_host(work) if any("remote" in ids for ids in todo.values()) \
                 else _none() as gitconfig:
             reps: dict[str, dict] = {}
-            for side, src in sides.items():
+            for side in sides:
                 for p in clear_kept(a.build_dir):
                     print(f"{side}: removed {p}", file=sys.stderr)
                 for (command, mbox), ids in todo.items():
