@@ -292,6 +292,28 @@ def blank_comments(text: str) -> str:
     return _COMMENT.sub(_blank, text)
 
 
+def blank_bodies(text: str) -> str:
+    """``text`` with the inside of each kernel-style function body blanked
+    (from a line that is only ``{`` to the next line opening with ``}``,
+    both at column 0; same lines): all a file-scope reader needs. One body
+    tree-sitter misreads cannot then take the rest of the file with it:
+    7.2's netdev_cmd_to_name() builds a switch's cases with a macro, and
+    the parse ran to the end of dev.c inside it (86 of 532 functions left).
+    A ``{`` with no closing line after it (a hunk's window) is kept."""
+    lines = text.split("\n")
+    n = len(lines)
+    close = [n] * (n + 1)  # the next line opening with "}", from each line: one pass
+    for k in range(n - 1, -1, -1):
+        close[k] = k if lines[k].startswith("}") else close[k + 1]
+    k = 0
+    while k < n:
+        if lines[k].rstrip() == "{" and (end := close[k + 1]) < n:
+            lines[k + 1:end] = [" " * len(ln) for ln in lines[k + 1:end]]
+            k = end
+        k += 1
+    return "\n".join(lines)
+
+
 def blank_annotations(text: str) -> str:
     """``text`` with kernel annotations blanked (same length, same lines)."""
     return _ANNOTATIONS.sub(_blank, text)

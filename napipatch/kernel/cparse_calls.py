@@ -26,7 +26,13 @@ from dataclasses import dataclass, field
 
 from tree_sitter import Node
 
-from napipatch.kernel.cparse import blank_annotations, blank_comments, parse, parser
+from napipatch.kernel.cparse import (
+    blank_annotations,
+    blank_bodies,
+    blank_comments,
+    parse,
+    parser,
+)
 
 _STORAGE = re.compile(r"\b(?:static|inline|extern|__inline__|__inline)\b")
 
@@ -160,16 +166,38 @@ def _file_scope(text: str):
     macro at file scope (inside #if blocks and what the parser could not
     place, too). Comments are blanked first, by the linear scan that ends
     an unterminated one at the end of the text: tree-sitter's own recovery
-    from one is quadratic (100,000 lines of ``/* x`` never finished)."""
-    src = blank_annotations(blank_comments(text)).encode()
-    stack = [parser().parse(src).root_node]
+    from one is quadratic (100,000 lines of ``/* x`` never finished); then
+    function bodies (blank_bodies), which file scope does not need."""
+    src = blank_annotations(blank_bodies(blank_comments(text))).encode()
+    starts = _LineStarts(text, src)
+    stack = [(parser().parse(src).root_node, True)]
     while stack:
-        node = stack.pop()
+        node, top = stack.pop()
         for c in node.children:
             if c.type in ("declaration", "function_definition", "preproc_function_def"):
-                yield src, c
+                if top or starts.at_column_0(c):
+                    yield src, c
             elif c.type in _CONTAINERS or c.type == "ERROR":
-                stack.append(c)
+                stack.append((c, top))
+            elif c.type == "compound_statement":
+                # A block at file scope is a misread (7.2's rds/tcp.c: a #define
+                # inside an array's initializer): what starts a line in it is
+                # still the file's, what is indented is not.
+                stack.append((c, False))
+
+
+class _LineStarts:
+    """Whether a node starts its line at column 0 in the text as written:
+    a blanked annotation (``__bpf_kfunc static void bbr_init(...)``) leaves
+    spaces before the node in the parsed bytes, not in the line."""
+
+    def __init__(self, text: str, src: bytes):
+        self.lines, self.parsed = text.split("\n"), src.split(b"\n")
+
+    def at_column_0(self, node: Node) -> bool:
+        row, col = node.start_point
+        return row < len(self.lines) and self.lines[row][:1] not in ("", " ", "\t") \
+            and not self.parsed[row][:col].strip()
 
 
 def prototypes(text: str) -> list[Proto]:
@@ -200,8 +228,10 @@ def find_functions(text: str) -> list[FuncDecl]:
     is indented, so never taken for a declaration.
     """
     out = []
+    starts = None
     for src, node in _file_scope(text):
-        if node.type == "preproc_function_def" or node.start_point[1] != 0:
+        starts = starts or _LineStarts(text, src)
+        if node.type == "preproc_function_def" or not starts.at_column_0(node):
             continue
         fdecl = _function_declarator(node.child_by_field_name("declarator"))
         if fdecl is None or fdecl.has_error:
