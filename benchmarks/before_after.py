@@ -33,10 +33,12 @@ import json
 import os
 import platform
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -48,35 +50,59 @@ ROOT = Path(__file__).resolve().parent.parent
 SERIES = ["threaded-busy-poll-6.12@v4", "threaded-busy-poll@v5"]
 
 
+def arguments(doc: str, default_rev: str = "9aaef08") -> argparse.ArgumentParser:
+    """The options every before/after script has: the two commits, the tree,
+    where the results go and where the work is kept."""
+    ap = argparse.ArgumentParser(description=doc.split("\n\n")[0])
+    ap.add_argument("--rev", default=default_rev)
+    ap.add_argument("--after", default="HEAD")
+    ap.add_argument("--tree", type=Path, default=Path.home() / ".cache/napipatch/linux-6.12")
+    ap.add_argument("--json", type=Path)
+    ap.add_argument("--keep", type=Path)
+    return ap
+
+
 def resolve(rev: str) -> str:
     """``rev``'s short commit id in this repository, or exit naming it."""
     cp = subprocess.run(["git", "rev-parse", "--short", "--verify", "--quiet", f"{rev}^{{commit}}"],
-                        cwd=ROOT, capture_output=True, text=True)
+                        cwd=ROOT, capture_output=True, text=True, check=False)
     if cp.returncode:
         raise SystemExit(f"{Path(sys.argv[0]).name}: error: {rev}: not a commit of {ROOT}")
     return cp.stdout.strip()
 
 
-def add_worktree(src: Path, rev: str) -> None:
-    """A detached worktree of ``rev`` at ``src`` that runs as the wheel would
-    (kept as it is when ``src`` exists: --keep)."""
-    if src.exists():
-        return
-    subprocess.run(["git", "worktree", "add", "-q", "--detach", str(src), rev], cwd=ROOT,
-                   check=True)
-    # the wheel's napipatch.checks/templates/targets are top-level
-    # directories (pyproject.toml, package-dir); the editable install
-    # maps them to this checkout's, so the worktree gets its own in place
-    for sub in ("checks", "templates", "targets"):
-        if (src / sub).is_dir():
-            (src / "napipatch" / sub).symlink_to(Path("..") / sub)
+@contextmanager
+def worktrees(a: argparse.Namespace, prefix: str):
+    """(before commit, after commit, work directory, {side: its worktree}).
 
-
-def remove_worktrees(srcs, work: Path) -> None:
-    for src in srcs:
-        if src.exists():
-            subprocess.run(["git", "worktree", "remove", "--force", str(src)], cwd=ROOT)
-    shutil.rmtree(work, ignore_errors=True)
+    Each side runs from a detached worktree of its commit, as the wheel
+    would; all is removed at the end (a SIGTERM too) unless --keep."""
+    rev, head = resolve(a.rev), resolve(a.after)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    work = a.keep or Path(tempfile.mkdtemp(prefix=prefix))
+    work.mkdir(parents=True, exist_ok=True)
+    sides = {"before": work / "before", "after": work / "after"}
+    try:
+        for side, r in (("before", rev), ("after", head)):
+            src = sides[side]
+            if src.exists():  # --keep: as it is
+                continue
+            subprocess.run(["git", "worktree", "add", "-q", "--detach", str(src), r], cwd=ROOT,
+                           check=True)
+            # the wheel's napipatch.checks/templates/targets are top-level
+            # directories (pyproject.toml, package-dir); the editable install
+            # maps them to this checkout's, so the worktree gets its own in place
+            for sub in ("checks", "templates", "targets"):
+                if (src / sub).is_dir():
+                    (src / "napipatch" / sub).symlink_to(Path("..") / sub)
+        yield rev, head, work, sides
+    finally:
+        if not a.keep:
+            for src in sides.values():
+                if src.exists():
+                    subprocess.run(["git", "worktree", "remove", "--force", str(src)], cwd=ROOT,
+                                   check=False)
+            shutil.rmtree(work, ignore_errors=True)
 
 
 def check(src: Path, target: str, tree: Path, cache: Path) -> tuple[measure.Run, dict]:
@@ -112,26 +138,15 @@ def compare(before: dict, after: dict) -> list[str]:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--rev", default="9aaef08")
-    ap.add_argument("--after", default="HEAD")
-    ap.add_argument("--tree", type=Path, default=Path.home() / ".cache/napipatch/linux-6.12")
+    ap = arguments(__doc__)
     ap.add_argument("-n", type=int, default=3)
     ap.add_argument("--no-large", action="store_true")
     ap.add_argument("--upstream", type=Path, metavar="TREE",
                     help="also large_diff.py's upstream series: what upstream changed in six "
                          "networking directories between --tree and TREE (a prepared 7.2 tree)")
-    ap.add_argument("--json", type=Path)
-    ap.add_argument("--keep", type=Path)
     a = ap.parse_args()
-    rev, head = resolve(a.rev), resolve(a.after)
-    work = a.keep or Path(tempfile.mkdtemp(prefix="napipatch-before-after-"))
-    work.mkdir(parents=True, exist_ok=True)
-    sides = {"before": work / "before", "after": work / "after"}
     res: dict = {}
-    try:
-        for side, r in (("before", rev), ("after", head)):
-            add_worktree(sides[side], r)
+    with worktrees(a, "napipatch-before-after-") as (rev, head, work, sides):
         targets = list(SERIES)
         if not a.no_large:
             targets.append(str(large_diff.make_series(a.tree, work / "large", work)))
@@ -154,9 +169,6 @@ def main() -> int:
                     "findings": len(reps[s]["findings"]), "checks": len(reps[s]["checks"])}
                 for s in sides}
             res[label]["diff"] = diff
-    finally:
-        if not a.keep:
-            remove_worktrees(sides.values(), work)
     print(f"napipatch {rev} (before) vs {head} (after); {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; "
           f"{platform.node()}, {os.cpu_count()} cores, load {os.getloadavg()[0]:.2f}; "
           f"median of {a.n} interleaved runs of check --tree --format json --no-cache\n")

@@ -26,15 +26,12 @@ and then compared as ``remote``.
 """
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import platform
 import shutil
-import signal
 import subprocess
 import sys
-import tempfile
 import time
 import uuid
 from contextlib import contextmanager
@@ -42,7 +39,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from before_after import ROOT, add_worktree, compare, remove_worktrees, resolve  # noqa: E402
+from before_after import ROOT, arguments, compare, worktrees  # noqa: E402
 
 from napipatch.engine.registry import discover  # noqa: E402
 from napipatch.jobs.kinds import KINDS  # noqa: E402
@@ -173,30 +170,16 @@ def as_remote(rep: dict) -> dict:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--rev", default="9aaef08")
-    ap.add_argument("--after", default="HEAD")
-    ap.add_argument("--tree", type=Path, default=Path.home() / ".cache/napipatch/linux-6.12")
+    ap = arguments(__doc__)
     ap.add_argument("--build-dir", type=Path, default=Path.home() / ".cache/napipatch/build")
     ap.add_argument("--only", help="comma-separated job checks (default: all)")
     ap.add_argument("--no-remote", action="store_true")
-    ap.add_argument("--json", type=Path)
-    ap.add_argument("--keep", type=Path)
     a = ap.parse_args()
-    # stopped (kill, CI's timeout): the finally blocks remove the worktrees,
-    # sshd and the namespaces
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
-    rev, head = resolve(a.rev), resolve(a.after)
     todo = {k: ids for k, ids in runs().items()
             if (not a.only or set(ids) & set(a.only.split(",")))
             and not (a.no_remote and "remote" in ids)}
-    work = a.keep or Path(tempfile.mkdtemp(prefix="napipatch-before-after-jobs-"))
-    work.mkdir(parents=True, exist_ok=True)
-    sides = {"before": work / "before", "after": work / "after"}
     res: list[dict] = []
-    try:
-        for side, r in (("before", rev), ("after", head)):
-            add_worktree(sides[side], r)
+    with worktrees(a, "napipatch-before-after-jobs-") as (rev, head, work, sides):
         with loopback_host(work) if any("remote" in ids for ids in todo.values()) \
                 else _none() as gitconfig:
             reps: dict[str, dict] = {}
@@ -220,9 +203,6 @@ def main() -> int:
                             "diff": compare(as_remote(b), f) + (
                                 [f"  exit status: before {b['rc']}, after {f['rc']}"]
                                 if b["rc"] != f["rc"] else [])})
-    finally:
-        if not a.keep:
-            remove_worktrees(sides.values(), work)
     print(f"napipatch {rev} (before) vs {head} (after); "
           f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; {platform.node()}, "
           f"{os.cpu_count()} cores; one run a side, build directory {a.build_dir}\n")
