@@ -10,6 +10,7 @@ net/core/dev.c; ``netdev_priv()`` is documented at line 2602.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -117,6 +118,18 @@ def test_function_parameters():
         ("f", [], 3, 4, True),
         ("g", [None, "cb", "buf", None], 6, 6, False),
     ]
+
+
+def test_functions_after_what_tree_sitter_misreads_are_still_read():
+    """7.2's netdev_cmd_to_name() builds its switch's cases with a macro, which
+    took the rest of dev.c into its parse (kdoc's warnings then fell back to
+    kernel-doc's own line); a leading __bpf_kfunc left bbr_init() indented;
+    a #define inside an initializer made a block at file scope. Each
+    function is read at the line of its name, as the kdoc check names it."""
+    text = (Path(__file__).parent / "fixtures" / "cparse" / "misread-7.2.c").read_text()
+    assert [(f.name, f.line, f.is_definition) for f in find_functions(text)] == [
+        ("netdev_cmd_to_name", 5, True), ("dev_nit_active_rcu", 34, True),
+        ("bbr_init", 39, True), ("list_has_conn", 51, True)]
 
 
 # ---------------------------------------------------------------- with the tree
