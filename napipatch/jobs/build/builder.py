@@ -46,6 +46,25 @@ _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 Progress = Callable[[str], None]
 
 
+def compiler(cc: str = "gcc") -> str:
+    """The C compiler a build is given: behind ccache when it is installed,
+    so a step back to a commit built before costs cache hits."""
+    return f"ccache {cc}" if shutil.which("ccache") else cc
+
+
+def build_env(**extra: str) -> dict[str, str]:
+    """The environment of a build's make. ccache runs in its depend mode: on
+    a miss it takes the included files from the dependency file kbuild has
+    the compiler write anyway (-Wp,-MMD) instead of running the preprocessor
+    a second time, which a cold build pays on every object (ccache(1), "The
+    depend mode"; benchmarks/README.md, "ccache's depend mode"). Hits are
+    found as before; a user's own CCACHE_DEPEND or CCACHE_NODEPEND wins."""
+    env = dict(os.environ, **extra)
+    if "CCACHE_DEPEND" not in env and "CCACHE_NODEPEND" not in env:
+        env["CCACHE_DEPEND"] = "1"
+    return env
+
+
 def build_root(cache: Path) -> Path:
     env = os.environ.get("NAPIPATCH_BUILD_DIR")
     # Absolute: make runs with -C SRC and reads O= from there.
@@ -185,9 +204,8 @@ class Builder:
 
     # --------------------------------------------------------------- config
     def make_cmd(self, *targets: str) -> list[str]:
-        cc = "ccache gcc" if shutil.which("ccache") else "gcc"
         return ["make", "-C", str(self.dirs.src), f"O={self.dirs.obj}", f"ARCH={self.target.arch}",
-                f"-j{self.jobs}", "--output-sync=target", f"CC={cc}",
+                f"-j{self.jobs}", "--output-sync=target", f"CC={compiler()}",
                 "KBUILD_BUILD_TIMESTAMP=1970-01-01", "KBUILD_BUILD_USER=napipatch",
                 "KBUILD_BUILD_HOST=napipatch", *targets]
 
@@ -239,7 +257,7 @@ class Builder:
 
     def _run(self, cmd: list[str], log: Path, append: bool = False,
              on_line: Callable[[str], None] | None = None) -> tuple[int, list[str]]:
-        rc, lines = run_logged(cmd, log, dict(os.environ, LC_ALL="C"), append, on_line)
+        rc, lines = run_logged(cmd, log, build_env(LC_ALL="C"), append, on_line)
         if rc != 0 and on_line is None:
             tail = "\n".join(lines[-15:])
             raise NapipatchError(" ".join(cmd[:3]) + " ...", f"failed (log: {log})\n{tail}")

@@ -21,7 +21,6 @@ one failing there too is pre-existing.
 from __future__ import annotations
 
 import hashlib
-import os
 import re
 import shutil
 import time
@@ -32,7 +31,9 @@ from typing import ClassVar
 from napipatch.errors import NapipatchError
 from napipatch.jobs.build.builder import (
     KeptTree,
+    build_env,
     checkout_worktree,
+    compiler,
     run_logged,
 )
 from napipatch.jobs.executor import OUTPUT, OWN, JobKind, JobResult
@@ -110,12 +111,11 @@ class KunitTree(KeptTree):
         cfg.write_text("".join(f"{o}\n" for o in options))
         outfile = self.obj / "test.log"
         outfile.unlink(missing_ok=True)
-        cc = "ccache gcc" if shutil.which("ccache") else "gcc"
         cmd = ["python3", str(tool / "kunit.py"), "run", "--arch=um",
                f"--build_dir={self.obj}", f"--kunitconfig={cfg}", f"--jobs={self.jobs}",
-               f"--timeout={RUN_TIMEOUT}", f"--make_options=CC={cc}"]
+               f"--timeout={RUN_TIMEOUT}", f"--make_options=CC={compiler()}"]
         self.progress(f"{KIND}: kunit.py run --arch=um at {label} ({commit[:12]})")
-        env = dict(os.environ, LC_ALL="C", LANG="C", PYTHONDONTWRITEBYTECODE="1")
+        env = build_env(LC_ALL="C", LANG="C", PYTHONDONTWRITEBYTECODE="1")
         log = self.root / "logs" / f"{commit[:12]}.log"
         rc, lines = run_logged(cmd, log, env, package="python3",
                                on_line=lambda ln: self.progress(f"{KIND}: {ln[:120]}")

@@ -24,7 +24,6 @@ from __future__ import annotations
 import os
 import posixpath
 import re
-import shutil
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,7 +31,7 @@ from typing import ClassVar
 
 from napipatch import procs
 from napipatch.errors import NapipatchError
-from napipatch.jobs.build.builder import KeptTree, checkout_worktree
+from napipatch.jobs.build.builder import KeptTree, build_env, checkout_worktree, compiler
 from napipatch.jobs.executor import OUTPUT, OWN, JobKind, JobResult
 from napipatch.jobs.tools.lines import counted, new_lines, where
 from napipatch.jobs.tools.selftest_targets import SELFTESTS, Picked, pick
@@ -92,11 +91,10 @@ class ToolsTree(KeptTree):
         self.progress(f"{KIND}: make -C tools/testing/selftests TARGETS={target} at "
                       f"{commit[:12]}")
         t0 = time.monotonic()
-        cc = "ccache gcc" if shutil.which("ccache") else "gcc"
         cp = procs.run(["make", "-k", f"-j{self.jobs}", "-C", str(self.src / SELFTESTS),
                         f"TARGETS={target}", f"KHDR_INCLUDES=-isystem {self.hdr}/usr/include",
-                        f"CC={cc}"], timeout=TIMEOUT, package="make", cwd=self.src,
-                       env=dict(os.environ, LC_ALL="C", LANG="C"))
+                        f"CC={compiler()}"], timeout=TIMEOUT, package="make", cwd=self.src,
+                       env=build_env(LC_ALL="C", LANG="C"))
         got = TargetBuild(cp.returncode == 0, counted(cp.stderr or "", str(self.src)),
                           sorted(set(self._untracked()) - set(before)),
                           round(time.monotonic() - t0, 1))

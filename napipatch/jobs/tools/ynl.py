@@ -17,8 +17,6 @@ the series' (built once per base).
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,7 +24,7 @@ from typing import ClassVar
 
 from napipatch import procs
 from napipatch.errors import NapipatchError
-from napipatch.jobs.build.builder import build_root, tree_key
+from napipatch.jobs.build.builder import build_env, build_root, compiler, tree_key
 from napipatch.jobs.executor import OUTPUT, OWN, JobKind, JobResult
 from napipatch.jobs.tools.lines import Where, counted, new_lines, where
 from napipatch.jobs.warnings.configs import missing, missing_line
@@ -79,13 +77,12 @@ def build(repo: Path, commit: str, cache: Path, jobs: int, progress) -> YnlBuild
     export_paths(repo, commit, EXPORT, dest, required="tools/net/ynl")
     t0 = time.monotonic()
     ynl = dest / "tools/net/ynl"
-    env = dict(os.environ, LC_ALL="C", LANG="C")
+    env = build_env(LC_ALL="C", LANG="C")
     # a run killed half-way leaves objects: distclean first, as NIPA does
     procs.run(["make", "-C", str(ynl), "distclean"], timeout=TIMEOUT, package="make",
               cwd=dest, env=env)
     progress(f"{KIND}: make -C tools/net/ynl at {commit[:12]}")
-    cc = "ccache gcc" if shutil.which("ccache") else "gcc"
-    cp = procs.run(["make", "-C", str(ynl), f"-j{jobs}", f"CC={cc}"], timeout=TIMEOUT,
+    cp = procs.run(["make", "-C", str(ynl), f"-j{jobs}", f"CC={compiler()}"], timeout=TIMEOUT,
                    package="make", cwd=dest, env=env)
     got = YnlBuild(commit, cp.returncode == 0, counted(cp.stderr or "", str(dest)),
                    round(time.monotonic() - t0, 1))

@@ -16,6 +16,8 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
+from napipatch.jobs.build.builder import compiler
+
 # allmodconfig with these forced, as NIPA's prep_config does with scripts/config:
 # the -Werror switches would turn the warnings being counted into errors, and
 # NIPA leaves Rust out of the gcc build.
@@ -53,8 +55,7 @@ class WarnConfig:
         return 32 if self.arch == "i386" else 64
 
     def compiler(self) -> str:
-        cc = "clang" if self.llvm else "gcc"
-        return f"ccache {cc}" if shutil.which("ccache") else cc
+        return compiler("clang" if self.llvm else "gcc")
 
     def make_vars(self) -> list[str]:
         """What every make of this configuration is given (config, prepare, objects)."""

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Callable
 
 from napipatch.errors import NapipatchError
-from napipatch.jobs.build.builder import KeptTree, checkout_worktree, run_logged
+from napipatch.jobs.build.builder import KeptTree, build_env, checkout_worktree, run_logged
 from napipatch.jobs.warnings.configs import ALLCONFIG, WarnConfig
 from napipatch.kernel import kbuildout
 from napipatch.kernel.kbuild import Kbuild
@@ -173,7 +173,7 @@ class WarnTree(KeptTree):
                "KBUILD_BUILD_TIMESTAMP=1970-01-01",
                "KBUILD_BUILD_USER=napipatch", "KBUILD_BUILD_HOST=napipatch", *args]
         # kbuild unexports LC_ALL, so LANG too: the compilers' plain-ASCII quotes
-        env = dict(os.environ, LC_ALL="C", LANG="C")
+        env = build_env(LC_ALL="C", LANG="C")
 
         def shown(line: str) -> None:
             if progress and line.startswith("  "):
