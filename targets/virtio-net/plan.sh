@@ -63,7 +63,8 @@ DMESG0=0
 [ -n "$REMOTE" ] && DMESG0=$(dmesg 2>/dev/null | wc -l)
 
 echo "TAP version 13"
-echo "# napipatch threaded NAPI plan on $(uname -r)"
+# uname -v: the build number (#N) make printed for this kernel ("is ready (#N)")
+echo "# napipatch threaded NAPI plan on $(uname -r) $(uname -v)"
 
 # 1. the virtio-net device and its link
 if [ -d /sys/class/net/$DEV ]; then ok "$DEV exists (virtio-net probed)"; else
