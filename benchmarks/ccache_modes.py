@@ -51,7 +51,7 @@ def stats() -> tuple[int, int]:
     """(hits, misses) of the CCACHE_DIR in the environment."""
     out = subprocess.run(["ccache", "--print-stats"], capture_output=True, text=True,
                          check=False).stdout
-    got = dict(re.findall(r"^(\w+)\t(\d+)$", out, re.M))
+    got = dict(re.findall(r"^(\w+)\t(\d+)$", out, re.MULTILINE))
     hits = int(got.get("direct_cache_hit", 0)) + int(got.get("preprocessed_cache_hit", 0))
     return hits, int(got.get("cache_miss", 0))
 

@@ -31,7 +31,12 @@ from typing import ClassVar
 
 from napipatch import procs
 from napipatch.errors import NapipatchError
-from napipatch.jobs.build.builder import KeptTree, build_env, checkout_worktree, compiler
+from napipatch.jobs.build.builder import (
+    KeptTree,
+    build_env,
+    checkout_worktree,
+    compiler,
+)
 from napipatch.jobs.executor import OUTPUT, OWN, JobKind, JobResult
 from napipatch.jobs.tools.lines import counted, new_lines, where
 from napipatch.jobs.tools.selftest_targets import SELFTESTS, Picked, pick

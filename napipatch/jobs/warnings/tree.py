@@ -24,7 +24,12 @@ from pathlib import Path
 from typing import Callable
 
 from napipatch.errors import NapipatchError
-from napipatch.jobs.build.builder import KeptTree, build_env, checkout_worktree, run_logged
+from napipatch.jobs.build.builder import (
+    KeptTree,
+    build_env,
+    checkout_worktree,
+    run_logged,
+)
 from napipatch.jobs.warnings.configs import ALLCONFIG, WarnConfig
 from napipatch.kernel import kbuildout
 from napipatch.kernel.kbuild import Kbuild
